@@ -71,21 +71,37 @@ describe('PaymentStore', () => {
     expect(await store.byGate(payment.gateId)).toEqual(submitted);
     const issuedAt = new Date('2026-11-26T10:00:00.000Z');
     expect(
-      await store.confirm(payment.id, {
-        txHash: TX,
-        transferLogIndex: 1,
-        blockNumber: 12n,
-        confirmedAt: issuedAt,
-        tokenKid: 'kid',
-        tokenIssuedAt: issuedAt,
-        tokenExpiresAt: new Date(issuedAt.getTime() + 600_000),
-      }),
-    ).toBe(true);
+      await store.confirm(
+        payment.id,
+        {
+          txHash: TX,
+          transferLogIndex: 1,
+          blockNumber: 12n,
+          confirmedAt: issuedAt,
+          tokenKid: 'kid',
+          tokenIssuedAt: issuedAt,
+          tokenExpiresAt: new Date(issuedAt.getTime() + 600_000),
+        },
+        null,
+      ),
+    ).toBe('confirmed');
     const confirmed = await viaPrisma(payment.id);
     expect(confirmed).toMatchObject({ status: 'confirmed', blockNumber: 12n, tokenKid: 'kid', confirmedAt: issuedAt });
     expect(await store.byNonce({ chainId: 31337, asset: ASSET, payer: PAYER, nonce: hex('01', 32) })).toEqual(
       confirmed,
     );
+  });
+
+  it("confirms a payment only under the site's secrets' version its token was signed with: after a rotation, nothing is written", async () => {
+    const { payment } = await claim(hex('0f', 32));
+    const { secretsVersion } = await test.database.prisma.site.findUniqueOrThrow({ where: { id: onSite.site.id } });
+    const at = new Date();
+    const receipt = { txHash: hex('e1', 32), transferLogIndex: 1, blockNumber: 2n, confirmedAt: at, tokenKid: 'k' };
+    const signed = { ...receipt, tokenIssuedAt: at, tokenExpiresAt: at };
+    expect(await store.confirm(payment.id, signed, secretsVersion + 1)).toBe('secrets-changed');
+    expect(await viaPrisma(payment.id)).toMatchObject({ status: 'submitting', tokenKid: null });
+    expect(await store.confirm(payment.id, signed, secretsVersion)).toBe('confirmed');
+    expect(await viaPrisma(payment.id)).toMatchObject({ status: 'confirmed', tokenKid: 'k' });
   });
 
   it('confirms a payment once: a second finalizer changes nothing and is told so', async () => {
@@ -99,8 +115,8 @@ describe('PaymentStore', () => {
       tokenIssuedAt: null,
       tokenExpiresAt: null,
     };
-    expect(await store.confirm(payment.id, first)).toBe(true);
-    expect(await store.confirm(payment.id, { ...first, tokenKid: 'second' })).toBe(false);
+    expect(await store.confirm(payment.id, first, null)).toBe('confirmed');
+    expect(await store.confirm(payment.id, { ...first, tokenKid: 'second' }, null)).toBe('not-confirmed');
     expect((await viaPrisma(payment.id))?.tokenKid).toBe('first');
   });
 
@@ -121,7 +137,7 @@ describe('PaymentStore', () => {
       tokenIssuedAt: at,
       tokenExpiresAt: at,
     };
-    expect(await store.confirm(payment.id, receipt)).toBe(true);
+    expect(await store.confirm(payment.id, receipt, null)).toBe('confirmed');
     await store.markSubmitted(payment.id, hex('ad', 32));
     expect(await viaPrisma(payment.id)).toMatchObject({ status: 'confirmed', txHash: theirs });
   });
@@ -137,9 +153,9 @@ describe('PaymentStore', () => {
       tokenExpiresAt: null,
     });
     const [first, second, third] = await Promise.all(['11', '12', '13'].map((byte) => claim(hex(byte, 32))));
-    expect(await store.confirm(first.payment.id, confirmation(1))).toBe(true);
-    expect(await store.confirm(second.payment.id, confirmation(3))).toBe(true);
-    await expect(store.confirm(third.payment.id, confirmation(3))).rejects.toThrow();
+    expect(await store.confirm(first.payment.id, confirmation(1), null)).toBe('confirmed');
+    expect(await store.confirm(second.payment.id, confirmation(3), null)).toBe('confirmed');
+    await expect(store.confirm(third.payment.id, confirmation(3), null)).rejects.toThrow();
     expect(await viaPrisma(third.payment.id)).toMatchObject({ status: 'submitting', txHash: null });
   });
 
@@ -153,7 +169,9 @@ describe('PaymentStore', () => {
     const { payment } = await claim(hex('22', 32));
     const at = new Date();
     const later = { txHash: legacyTx, transferLogIndex: 3, blockNumber: 5n, confirmedAt: at, tokenKid: 'k' };
-    expect(await store.confirm(payment.id, { ...later, tokenIssuedAt: at, tokenExpiresAt: at })).toBe(false);
+    expect(await store.confirm(payment.id, { ...later, tokenIssuedAt: at, tokenExpiresAt: at }, null)).toBe(
+      'not-confirmed',
+    );
     expect(await viaPrisma(payment.id)).toMatchObject({ status: 'submitting', txHash: null });
   });
 
@@ -191,8 +209,8 @@ describe('PaymentStore', () => {
       tokenExpiresAt: at,
     });
     const [first, second] = await Promise.all([claim(hex('41', 32)), claim(hex('42', 32))]);
-    await store.confirm(first.payment.id, confirmation(1));
-    await store.confirm(second.payment.id, confirmation(4));
+    await store.confirm(first.payment.id, confirmation(1), null);
+    await store.confirm(second.payment.id, confirmation(4), null);
     expect((await store.byTransaction(31337, tx)).map((payment) => payment.id).sort()).toEqual(
       [first.payment.id, second.payment.id].sort(),
     );
@@ -291,7 +309,7 @@ describe('PaymentStore', () => {
     expect(await viaPrisma(open.payment.id)).toMatchObject({ status: 'submitted', txHash: hex('c6', 32) });
     const at = new Date();
     const done = { transferLogIndex: 1, blockNumber: 7n, confirmedAt: at, tokenKid: 'k', tokenIssuedAt: at };
-    await store.confirm(open.payment.id, { ...done, txHash: hex('c6', 32), tokenExpiresAt: at });
+    await store.confirm(open.payment.id, { ...done, txHash: hex('c6', 32), tokenExpiresAt: at }, null);
     expect(await store.markResubmitted(open.payment.id, hex('c6', 32), hex('c7', 32))).toBe(false);
     await store.deleteUnconfirmed(open.payment.id);
     expect(await viaPrisma(open.payment.id)).toMatchObject({ status: 'confirmed', txHash: hex('c6', 32) });
@@ -328,7 +346,7 @@ describe('PaymentStore', () => {
     expect(await known(60_000)).toBe(false); // claimed, not settled
     const confirmedAt = new Date(Date.now() - 10 * 60_000);
     const receipt = { txHash: hex('b1', 32), transferLogIndex: 1, blockNumber: 5n, confirmedAt };
-    await store.confirm(payment.id, { ...receipt, tokenKid: 'k', tokenIssuedAt: null, tokenExpiresAt: null });
+    await store.confirm(payment.id, { ...receipt, tokenKid: 'k', tokenIssuedAt: null, tokenExpiresAt: null }, null);
     expect(await known(60 * 60_000)).toBe(true);
     expect(await known(60 * 60_000, { payer: payer.toUpperCase().replace('0X', '0x') })).toBe(true);
     expect(await known(5 * 60_000)).toBe(false); // settled before the window
@@ -347,15 +365,19 @@ describe('PaymentStore', () => {
     for (const nonce of nonces) claims.push((await claim(nonce, payer)).payment);
     const key = { payer, chainId: 31337, asset: ASSET };
     const settle = (i: number, minutesAgo: number, block: number) =>
-      store.confirm(claims[i].id, {
-        txHash: hex(`d${i}`, 32),
-        transferLogIndex: 1,
-        blockNumber: BigInt(block),
-        confirmedAt: new Date(Date.now() - minutesAgo * 60_000),
-        tokenKid: 'k',
-        tokenIssuedAt: null,
-        tokenExpiresAt: null,
-      });
+      store.confirm(
+        claims[i].id,
+        {
+          txHash: hex(`d${i}`, 32),
+          transferLogIndex: 1,
+          blockNumber: BigInt(block),
+          confirmedAt: new Date(Date.now() - minutesAgo * 60_000),
+          tokenKid: 'k',
+          tokenIssuedAt: null,
+          tokenExpiresAt: null,
+        },
+        null,
+      );
     await settle(0, 90, 30); // confirmed before the hour
     // Confirmed last, in the lower block (confirmed late, or by an instance whose clock runs ahead).
     await settle(1, 5, 21);

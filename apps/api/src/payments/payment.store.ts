@@ -478,8 +478,11 @@ export class PaymentStore {
 
   /**
    * Confirms a payment unless something confirmed it already (the request or the reconciler, whichever
-   * comes first); true when this call did. Its transfer pays no other gate (the unique index), nor
-   * does a transaction whose payment was confirmed before transfers were told apart (no log index).
+   * comes first): 'confirmed' when this call did. Its transfer pays no other gate (the unique index),
+   * nor does a transaction whose payment was confirmed before transfers were told apart (no log
+   * index). `secretsVersion`: the site's secrets' version its token was signed under (null: no
+   * token), which must still be the site's, read under a share lock: a rotation since may have
+   * revoked that secret, and nothing is written ('secrets-changed').
    */
   async confirm(
     id: string,
@@ -487,18 +490,27 @@ export class PaymentStore {
       Payment,
       'txHash' | 'transferLogIndex' | 'blockNumber' | 'confirmedAt' | 'tokenKid' | 'tokenIssuedAt' | 'tokenExpiresAt'
     >,
-  ): Promise<boolean> {
+    secretsVersion: number | null,
+  ): Promise<'confirmed' | 'not-confirmed' | 'secrets-changed'> {
     const date = (value: Date | null) => value?.toISOString() ?? null;
-    const rows = await this.db.sql.query(
-      `UPDATE payments
-          SET status = 'confirmed', tx_hash = $2, transfer_log_index = $8::int, block_number = $3::bigint,
-              confirmed_at = $4::timestamptz, token_kid = $5, token_issued_at = $6::timestamptz,
-              token_expires_at = $7::timestamptz
-        WHERE id = $1::uuid AND status <> 'confirmed'
-          AND NOT EXISTS (SELECT 1 FROM payments earlier
-                           WHERE earlier.chain_id = payments.chain_id AND earlier.tx_hash = $2
-                             AND earlier.transfer_log_index IS NULL AND earlier.status = 'confirmed')
-        RETURNING id`,
+    const [row] = await this.db.sql.query<{ secrets_current: boolean; confirmed: boolean }>(
+      `WITH site AS (
+         SELECT s.secrets_version FROM sites s
+          WHERE s.id = (SELECT site_id FROM payments WHERE id = $1::uuid)
+            FOR SHARE OF s),
+       secrets AS (
+         SELECT $9::int IS NULL OR EXISTS (SELECT 1 FROM site WHERE secrets_version = $9::int) AS current),
+       confirmed AS (
+         UPDATE payments
+            SET status = 'confirmed', tx_hash = $2, transfer_log_index = $8::int, block_number = $3::bigint,
+                confirmed_at = $4::timestamptz, token_kid = $5, token_issued_at = $6::timestamptz,
+                token_expires_at = $7::timestamptz
+          WHERE id = $1::uuid AND status <> 'confirmed' AND (SELECT current FROM secrets)
+            AND NOT EXISTS (SELECT 1 FROM payments earlier
+                             WHERE earlier.chain_id = payments.chain_id AND earlier.tx_hash = $2
+                               AND earlier.transfer_log_index IS NULL AND earlier.status = 'confirmed')
+          RETURNING id)
+       SELECT (SELECT current FROM secrets) AS secrets_current, EXISTS (SELECT 1 FROM confirmed) AS confirmed`,
       [
         id,
         confirmed.txHash,
@@ -508,9 +520,11 @@ export class PaymentStore {
         date(confirmed.tokenIssuedAt),
         date(confirmed.tokenExpiresAt),
         confirmed.transferLogIndex,
+        secretsVersion,
       ],
     );
-    return rows.length === 1;
+    if (row.confirmed) return 'confirmed';
+    return row.secrets_current ? 'not-confirmed' : 'secrets-changed';
   }
 
   private async one(sql: string, params: unknown[]): Promise<Payment | null> {

@@ -32,7 +32,7 @@ import {
 } from '../gates/gates.service';
 import type { Payment, Prisma } from '../generated/prisma/client';
 import { PayoutAddressStore } from '../publishers/payout-address.store';
-import { conflict, notCharged, notFound } from '../http/api-error';
+import { conflict, notCharged, notFound, unavailable } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
 import {
   authorizationOutcome,
@@ -62,7 +62,7 @@ import {
   transfersTaken,
 } from './transfer-checks';
 import { PaymentStore, PayerTurnBusy, PaymentTermsChanged, type ClaimAhead } from './payment.store';
-import { NoCurrentSecret } from '../sites/site-secrets.service';
+import { NoCurrentSecret, SiteSecretsService } from '../sites/site-secrets.service';
 import { hasCode } from '../chain/account-code';
 import { PricingService } from '../pricing/pricing.service';
 import { SitePaymentTermsStore } from '../sites/site-payment-terms.store';
@@ -99,6 +99,7 @@ export class PaymentsService {
     private readonly sites: SitePaymentTermsStore,
     private readonly payouts: PayoutAddressStore,
     private readonly simulations: SimulationBudget,
+    private readonly secrets: SiteSecretsService,
   ) {}
 
   async verify(gateId: string, body: VerifyPaymentDto): Promise<VerifyOutcome> {
@@ -671,26 +672,29 @@ export class PaymentsService {
     const payment = known ?? (await this.existing(paymentId));
     if (payment.status === 'confirmed') return { payment, token: null };
     const transferLogIndex = this.creditedTransfer(payment, receipt);
-    // A deleted site has no secret: the payment is confirmed without a token (answered 410). Any other
-    // failure leaves it unconfirmed, for a retry or the reconciler to confirm with its token.
-    const token = await this.tokens
-      .issue({ gateId: payment.gateId, siteId: payment.siteId, url: payment.url, kid: payment.tokenKid ?? undefined })
-      .catch((error: Error) => {
-        if (!(error instanceof NoCurrentSecret)) throw error;
-        this.logger.error(`No token for gate ${payment.gateId}: its site is gone`);
-        return null;
-      });
-    const confirmed = {
-      status: 'confirmed' as const,
-      txHash: receipt.transactionHash.toLowerCase(),
-      transferLogIndex,
-      blockNumber: receipt.blockNumber,
-      confirmedAt: new Date(),
-      tokenKid: token?.kid ?? null,
-      tokenIssuedAt: token?.issuedAt ?? null,
-      tokenExpiresAt: token?.expiresAt ?? null,
-    };
-    if (await this.store.confirm(paymentId, confirmed)) return { payment: { ...payment, ...confirmed }, token };
+    for (let attempt = 1; ; attempt++) {
+      const signed = await this.signedToken(payment);
+      const token = signed?.token ?? null;
+      const confirmed = {
+        status: 'confirmed' as const,
+        txHash: receipt.transactionHash.toLowerCase(),
+        transferLogIndex,
+        blockNumber: receipt.blockNumber,
+        confirmedAt: new Date(),
+        tokenKid: token?.kid ?? null,
+        tokenIssuedAt: token?.issuedAt ?? null,
+        tokenExpiresAt: token?.expiresAt ?? null,
+      };
+      const outcome = await this.store.confirm(paymentId, confirmed, signed?.secretsVersion ?? null);
+      if (outcome === 'confirmed') return { payment: { ...payment, ...confirmed }, token };
+      if (outcome === 'not-confirmed') break;
+      // A rotation since the token was signed: signed again, under the secrets as they are now.
+      if (attempt === TERMS_ATTEMPTS)
+        throw unavailable(
+          'The site’s access-token secrets kept changing while this settled payment was confirmed; send it again for its token',
+          5,
+        );
+    }
     // Another finalizer won: its row, with its token, is the answer.
     const winner = await this.existing(paymentId);
     if (winner.status !== 'confirmed')
@@ -698,6 +702,33 @@ export class PaymentsService {
         `Payment ${paymentId} stays open: ${receipt.transactionHash} already paid a gate before transfers were told apart`,
       );
     return { payment: winner, token: null };
+  }
+
+  /**
+   * A token for `payment`, signed under the site's secrets' version read now (the confirmation
+   * checks it still is). A deleted site has no secret: the payment is confirmed without a token
+   * (answered 410). Any other failure leaves it unconfirmed, for a retry or the reconciler to
+   * confirm with its token.
+   */
+  private async signedToken(payment: Payment): Promise<{ token: IssuedToken; secretsVersion: number } | null> {
+    const secretsVersion = await this.secrets.versionOf(payment.siteId);
+    const token =
+      secretsVersion === null
+        ? null
+        : await this.tokens
+            .issue({
+              gateId: payment.gateId,
+              siteId: payment.siteId,
+              url: payment.url,
+              kid: payment.tokenKid ?? undefined,
+              secretsVersion,
+            })
+            .catch((error: Error) => {
+              if (!(error instanceof NoCurrentSecret)) throw error;
+              return null;
+            });
+    if (!token) this.logger.error(`No token for gate ${payment.gateId}: its site is gone`);
+    return token && { token, secretsVersion: secretsVersion! };
   }
 
   /**

@@ -121,8 +121,8 @@ export class SiteSecretsService {
     }
   }
 
-  /** Null for a site that does not exist (deleted). */
-  private async versionOf(siteId: string): Promise<number | null> {
+  /** The site's secrets' version now; null for a site that does not exist (deleted). */
+  async versionOf(siteId: string): Promise<number | null> {
     const [row] = await this.db.sql.query<{ secrets_version: number }>(
       'SELECT secrets_version FROM sites WHERE id = $1::uuid',
       [siteId],

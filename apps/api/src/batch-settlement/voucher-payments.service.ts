@@ -29,6 +29,7 @@ import {
   GATE_NOT_FOUND,
   gatePaymentFields,
   gateSiteTerms,
+  isGateOfChain,
   isPaymentOfGate,
   isPaymentOfGatesPage,
   siteGoneAs410,
@@ -164,7 +165,8 @@ export class VoucherPaymentsService {
     const parsed = parseBatchSettlementPayment(raw);
     // Nothing for a gate the lookup refuses without reading anything (another chain's or asset's, or
     // expired): a forged id must not buy database reads and signature checks the lookup would not make.
-    if (!batch || !terms || !parsed.ok || !this.isLiveGateOfThisChain(terms)) return undefined;
+    if (!batch || !terms || !parsed.ok || !isGateOfChain(terms, this.chain) || !(terms.exp > Date.now() / 1000))
+      return undefined;
     const channelId = this.candidateChannel(this.channelCheck(terms, batch, parsed.payment), parsed.payment);
     if (!channelId) return undefined;
     const record = this.store.voucherRecord(channelId, parsed.payment.voucher.maxClaimableAmount);
@@ -177,14 +179,6 @@ export class VoucherPaymentsService {
       : undefined;
     signed?.catch(() => undefined);
     return { gateId, raw, channelId, record, signed };
-  }
-
-  private isLiveGateOfThisChain(terms: GateTerms): boolean {
-    return (
-      terms.chainId === this.chain.chainId &&
-      terms.asset.toLowerCase() === this.chain.usdc.toLowerCase() &&
-      terms.exp > Date.now() / 1000
-    );
   }
 
   /** The channel a voucher (not a refund) names, when the check found it this API's for the gate and its total fits the database. */

@@ -105,6 +105,9 @@ describe('voucher payments', () => {
   }
   const channelOnChain = (channelId: `0x${string}`) =>
     escrowRead<readonly [bigint, bigint]>(app, 'channels', channelId);
+  /** What this API has charged the channel in all, as its row holds it. */
+  const chargedOf = async (channelId: string) =>
+    (await app.database.prisma.paymentChannel.findUnique({ where: { channelId } }))!.charged;
 
   /** For each offer, the payer's first page on a channel of its own (salts from `firstSalt` on), with a deposit of 50,000. */
   const firstPagesOnNewChannels = (payer: ReturnType<typeof newWallet>, offers: BatchOffer[], firstSalt: number) =>
@@ -312,8 +315,7 @@ describe('voucher payments', () => {
       },
       () => verify(offer, payment),
     );
-    const charged = (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!
-      .charged;
+    const charged = await chargedOf(channel.channelId);
     return { twin, first, charged };
   }
 
@@ -364,9 +366,7 @@ describe('voucher payments', () => {
     } finally {
       records.mockRestore();
     }
-    expect(
-      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-    ).toBe(2n * PRICE);
+    expect(await chargedOf(channel.channelId)).toBe(2n * PRICE);
   });
 
   it("does no voucher work ahead for a gate id the lookup refuses without any (another chain's, expired): 404, no record read, no signature checked", async () => {
@@ -422,9 +422,7 @@ describe('voucher payments', () => {
       () => verify(offer, payment),
     );
     expect([answer.status, answer.body.detail]).toEqual([404, 'Gate not found or expired']);
-    expect(
-      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-    ).toBe(PRICE);
+    expect(await chargedOf(channel.channelId)).toBe(PRICE);
   });
 
   it('takes no voucher whose terms changed after their last check, as its resend meanwhile was told: vouchers turned off, the price raised', async () => {
@@ -469,9 +467,7 @@ describe('voucher payments', () => {
         resent.body.reason,
         undefined,
       ]);
-      expect(
-        (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-      ).toBe(PRICE);
+      expect(await chargedOf(channel.channelId)).toBe(PRICE);
       expect((await terms(change, change.undo)).status).toBe(200);
     }
   });
@@ -529,8 +525,7 @@ describe('voucher payments', () => {
       () => during(own),
       () => verify(offer, payment),
     );
-    const charged = (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!
-      .charged;
+    const charged = await chargedOf(channel.channelId);
     return { own, gateOf, channel, offer, payment, answer, charged };
   }
   /** Rotates the site's access-token secret, the one it replaces verifying `graceSeconds` more; the new kid. */
@@ -667,9 +662,7 @@ describe('voucher payments', () => {
         undefined,
       ]);
     }
-    expect(
-      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-    ).toBe(2n * PRICE);
+    expect(await chargedOf(channel.channelId)).toBe(2n * PRICE);
 
     // Once the token it bought has expired (its row aged by hand), what it bought is over: another gate of its page gets the correction.
     await app.database.prisma.payment.updateMany({
@@ -848,9 +841,7 @@ describe('voucher payments', () => {
       });
       expect(response.body.voucher_state).toEqual({ signedMaxClaimable: '10000', signature: last.signature });
     }
-    expect(
-      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-    ).toBe(PRICE);
+    expect(await chargedOf(channel.channelId)).toBe(PRICE);
   });
 
   it('goes on from the chain’s total, with a warning, when the receiver claimed a voucher it refused (x402’s escrow lets the receiver claim)', async () => {
@@ -1228,17 +1219,15 @@ describe('voucher payments', () => {
     const b = await openChannel(50_000n);
     for (let round = 0; round < 3; round++) {
       const offer = await gate();
-      const charged = async (channelId: `0x${string}`) =>
-        (await app.database.prisma.paymentChannel.findUnique({ where: { channelId } }))!.charged;
-      const before = { a: await charged(a.channel.channelId), b: await charged(b.channel.channelId) };
+      const before = { a: await chargedOf(a.channel.channelId), b: await chargedOf(b.channel.channelId) };
       const answers = await Promise.all([
         verify(offer, await a.channel.payment(offer, before.a + PRICE)),
         verify(offer, await b.channel.payment(offer, before.b + PRICE)),
       ]);
       expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
       const moved = [
-        (await charged(a.channel.channelId)) - before.a,
-        (await charged(b.channel.channelId)) - before.b,
+        (await chargedOf(a.channel.channelId)) - before.a,
+        (await chargedOf(b.channel.channelId)) - before.b,
       ].sort();
       expect(moved).toEqual([0n, PRICE]);
       expect(await app.database.prisma.payment.count({ where: { gateId: readGate(offer.id)!.ref } })).toBe(1);
@@ -1271,9 +1260,7 @@ describe('voucher payments', () => {
       expect(new Set(answers.map((a) => a.body.access_token)).size).toBe(1);
     }
     expect(await app.database.prisma.payment.count({ where: { channelId: channel.channelId } })).toBe(4);
-    expect(
-      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-    ).toBe(4n * PRICE);
+    expect(await chargedOf(channel.channelId)).toBe(4n * PRICE);
   });
 
   it('takes no voucher while the relayer cannot pay for a claim: nothing could collect it before the payer withdraws', async () => {
@@ -1293,9 +1280,7 @@ describe('voucher payments', () => {
       const refused = await verify(offer, await channel.payment(offer, 2n * PRICE));
       expect([refused.status, refused.body.detail]).toEqual([503, expect.stringMatching(/cannot pay for a claim/)]);
       expect(refused.body.access_token).toBeUndefined();
-      expect(
-        (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-      ).toBe(PRICE);
+      expect(await chargedOf(channel.channelId)).toBe(PRICE);
     } finally {
       await client.setBalance({ address: relayer, value: gas });
     }
@@ -1340,9 +1325,7 @@ describe('voucher payments', () => {
       [402, undefined, BATCH_REASONS.scheme],
       [402, undefined, BATCH_REASONS.scheme],
     ]);
-    expect(
-      (await app.database.prisma.paymentChannel.findUnique({ where: { channelId: channel.channelId } }))!.charged,
-    ).toBe(2n * PRICE);
+    expect(await chargedOf(channel.channelId)).toBe(2n * PRICE);
   });
 
   it('refuses vouchers for a site that has batch settlement off', async () => {

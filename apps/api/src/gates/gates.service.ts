@@ -45,6 +45,14 @@ export async function gateSiteTerms(
   return site;
 }
 
+/** Whether a gate's terms are for this API's chain and asset: any other is refused unread. */
+export function isGateOfChain(
+  terms: Pick<GateTerms, 'chainId' | 'asset'>,
+  chain: Pick<ChainContext, 'chainId' | 'usdc'>,
+): boolean {
+  return terms.chainId === chain.chainId && terms.asset.toLowerCase() === chain.usdc.toLowerCase();
+}
+
 /** A gate whose MAC checked out: its signed id and its terms. */
 export interface Gate extends GateTerms {
   id: string;
@@ -307,8 +315,7 @@ export class GatesService {
     { transferProof = false } = {},
   ): Promise<{ gate: Gate; payment: Payment | null; site: SitePaymentTerms | null }> {
     const terms = readGate(id);
-    if (!terms || terms.chainId !== this.chain.chainId || terms.asset.toLowerCase() !== this.chain.usdc.toLowerCase())
-      throw notFound(GATE_NOT_FOUND);
+    if (!terms || !isGateOfChain(terms, this.chain)) throw notFound(GATE_NOT_FOUND);
     // A deleted site has no secrets (404 below); a database error is the database's (503), not a verdict on the gate.
     // The gate's payment is read beside the site: every answer below but a gate too long for a token reads it.
     const paymentRead = this.payments.byGate(terms.ref);

@@ -712,23 +712,16 @@ export class PaymentsService {
    */
   private async signedToken(payment: Payment): Promise<{ token: IssuedToken; secretsVersion: number } | null> {
     const secretsVersion = await this.secrets.versionOf(payment.siteId);
-    const token =
-      secretsVersion === null
-        ? null
-        : await this.tokens
-            .issue({
-              gateId: payment.gateId,
-              siteId: payment.siteId,
-              url: payment.url,
-              kid: payment.tokenKid ?? undefined,
-              secretsVersion,
-            })
-            .catch((error: Error) => {
-              if (!(error instanceof NoCurrentSecret)) throw error;
-              return null;
-            });
-    if (!token) this.logger.error(`No token for gate ${payment.gateId}: its site is gone`);
-    return token && { token, secretsVersion: secretsVersion! };
+    if (secretsVersion !== null) {
+      const grant = { gateId: payment.gateId, siteId: payment.siteId, url: payment.url, secretsVersion };
+      const token = await this.tokens.issue({ ...grant, kid: payment.tokenKid ?? undefined }).catch((error: Error) => {
+        if (!(error instanceof NoCurrentSecret)) throw error;
+        return null;
+      });
+      if (token) return { token, secretsVersion };
+    }
+    this.logger.error(`No token for gate ${payment.gateId}: its site is gone`);
+    return null;
   }
 
   /**

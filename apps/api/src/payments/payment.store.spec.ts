@@ -104,6 +104,26 @@ describe('PaymentStore', () => {
     expect(await viaPrisma(payment.id)).toMatchObject({ status: 'confirmed', tokenKid: 'k' });
   });
 
+  it("answers 'not-confirmed', not 'secrets-changed', for a payment confirmed already or gone, whatever version it is given", async () => {
+    const { payment } = await claim(hex('1f', 32));
+    const { secretsVersion } = await test.database.prisma.site.findUniqueOrThrow({ where: { id: onSite.site.id } });
+    const at = new Date();
+    const signed = {
+      txHash: hex('e2', 32),
+      transferLogIndex: 1,
+      blockNumber: 2n,
+      confirmedAt: at,
+      tokenKid: 'k',
+      tokenIssuedAt: at,
+      tokenExpiresAt: at,
+    };
+    expect(await store.confirm(payment.id, signed, secretsVersion)).toBe('confirmed');
+    // Another finalizer, its token signed before a rotation: nothing for it to sign again.
+    expect(await store.confirm(payment.id, { ...signed, tokenKid: 'late' }, secretsVersion - 1)).toBe('not-confirmed');
+    expect(await store.confirm(randomUUID(), signed, secretsVersion)).toBe('not-confirmed');
+    expect((await viaPrisma(payment.id))?.tokenKid).toBe('k');
+  });
+
   it('confirms a payment once: a second finalizer changes nothing and is told so', async () => {
     const { payment } = await claim(hex('02', 32));
     const first = {

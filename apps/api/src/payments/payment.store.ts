@@ -482,7 +482,8 @@ export class PaymentStore {
    * nor does a transaction whose payment was confirmed before transfers were told apart (no log
    * index). `secretsVersion`: the site's secrets' version its token was signed under (null: no
    * token), which must still be the site's, read under a share lock: a rotation since may have
-   * revoked that secret, and nothing is written ('secrets-changed').
+   * revoked that secret, and nothing is written ('secrets-changed'; 'not-confirmed' for a payment
+   * confirmed already or gone).
    */
   async confirm(
     id: string,
@@ -493,7 +494,7 @@ export class PaymentStore {
     secretsVersion: number | null,
   ): Promise<'confirmed' | 'not-confirmed' | 'secrets-changed'> {
     const date = (value: Date | null) => value?.toISOString() ?? null;
-    const [row] = await this.db.sql.query<{ secrets_current: boolean; confirmed: boolean }>(
+    const [row] = await this.db.sql.query<{ secrets_current: boolean; confirmed: boolean; open: boolean }>(
       `WITH site AS (
          SELECT s.secrets_version FROM sites s
           WHERE s.id = (SELECT site_id FROM payments WHERE id = $1::uuid)
@@ -510,7 +511,8 @@ export class PaymentStore {
                              WHERE earlier.chain_id = payments.chain_id AND earlier.tx_hash = $2
                                AND earlier.transfer_log_index IS NULL AND earlier.status = 'confirmed')
           RETURNING id)
-       SELECT (SELECT current FROM secrets) AS secrets_current, EXISTS (SELECT 1 FROM confirmed) AS confirmed`,
+       SELECT (SELECT current FROM secrets) AS secrets_current, EXISTS (SELECT 1 FROM confirmed) AS confirmed,
+              EXISTS (SELECT 1 FROM payments WHERE id = $1::uuid AND status <> 'confirmed') AS open`,
       [
         id,
         confirmed.txHash,
@@ -524,7 +526,8 @@ export class PaymentStore {
       ],
     );
     if (row.confirmed) return 'confirmed';
-    return row.secrets_current ? 'not-confirmed' : 'secrets-changed';
+    // Confirmed by another finalizer, or gone: no token to sign again, whatever the version.
+    return row.secrets_current || !row.open ? 'not-confirmed' : 'secrets-changed';
   }
 
   private async one(sql: string, params: unknown[]): Promise<Payment | null> {

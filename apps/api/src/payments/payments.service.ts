@@ -20,6 +20,7 @@ import {
   gatePaymentFields,
   gateSiteTerms,
   isPaymentOfGate,
+  outlastsSettlement,
   paidSiteGone,
   payeeStands,
   siteGoneAs410,
@@ -706,18 +707,23 @@ export class PaymentsService {
 
   /**
    * A token for `payment`, signed under the site's secrets' version read now (the confirmation
-   * checks it still is). A deleted site has no secret: the payment is confirmed without a token
-   * (answered 410). Any other failure leaves it unconfirmed, for a retry or the reconciler to
-   * confirm with its token.
+   * checks it still is): with its gate's secret while that one outlasts a settlement (a token
+   * the middleware that minted the gate opens), else with the current one, as the money has
+   * moved and a token ending with its secret in seconds would be paid for and worthless. A
+   * deleted site has no secret: the payment is confirmed without a token (answered 410). Any
+   * other failure leaves it unconfirmed, for a retry or the reconciler to confirm with its token.
    */
   private async signedToken(payment: Payment): Promise<{ token: IssuedToken; secretsVersion: number } | null> {
     const secretsVersion = await this.secrets.versionOf(payment.siteId);
     if (secretsVersion !== null) {
       const grant = { gateId: payment.gateId, siteId: payment.siteId, url: payment.url, secretsVersion };
-      const token = await this.tokens.issue({ ...grant, kid: payment.tokenKid ?? undefined }).catch((error: Error) => {
-        if (!(error instanceof NoCurrentSecret)) throw error;
-        return null;
-      });
+      const issue = (kid?: string) =>
+        this.tokens.issue({ ...grant, kid }).catch((error: Error) => {
+          if (!(error instanceof NoCurrentSecret)) throw error;
+          return null;
+        });
+      let token = await issue(payment.tokenKid ?? undefined);
+      if (token && !outlastsSettlement(token.secretRetiresAt, this.chain.settlementTimeoutMs)) token = await issue();
       if (token) return { token, secretsVersion };
     }
     this.logger.error(`No token for gate ${payment.gateId}: its site is gone`);

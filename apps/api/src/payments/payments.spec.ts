@@ -1,4 +1,5 @@
 import {
+  ACCESS_TOKEN_TTL_SECONDS,
   exactPaymentV1,
   peekAccessTokenPayload,
   signAccessToken,
@@ -1213,27 +1214,34 @@ describe('paying a gate', () => {
       expect((await checkToken(after.body.access_token, undefined, rotating.siteToken)).body.valid).toBe(true);
     });
 
-    it("are never signed with a secret a rotation revoked between the signing and the payment's confirmation: the answer's token verifies with the new secret", async () => {
-      const { publisher, site: rotating } = await pricedSite(app, payee);
-      const gate = await openGate(app, rotating, '/article/revoked-at-confirm');
-      let newKid = '';
-      const paid = await pausedAt(
-        app.app.get(PaymentStore),
-        'confirm',
-        async () => {
-          const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
-            body: { grace_seconds: 0 },
-            headers: publisher.auth,
-          });
-          expect(rotated.status).toBe(200);
-          newKid = rotated.body.kid;
-        },
-        async () => verify(gate.id, { payment: await signPayment(app, agent, gate) }),
-      );
-      expect(paid.status).toBe(200);
-      expect(peekAccessTokenPayload(paid.body.access_token)?.kid).toBe(newKid);
-      expect((await checkToken(paid.body.access_token, undefined, rotating.siteToken)).body.valid).toBe(true);
-    });
+    // Grace 0: the secret is revoked. Grace 2 s: it still verifies, but a token it signs ends with it,
+    // paid for and worthless once the money has moved; the current secret signs instead.
+    it.each([0, 2])(
+      "are never signed with a secret a rotation (grace %i s) retires between the signing and the payment's confirmation: the answer's token is the new secret's, of full lifetime",
+      async (graceSeconds) => {
+        const { publisher, site: rotating } = await pricedSite(app, payee);
+        const gate = await openGate(app, rotating, `/article/retired-at-confirm-${graceSeconds}`);
+        let newKid = '';
+        const paid = await pausedAt(
+          app.app.get(PaymentStore),
+          'confirm',
+          async () => {
+            const rotated = await app.call('POST', `/v1/sites/${rotating.siteId}/secret/rotate`, {
+              body: { grace_seconds: graceSeconds },
+              headers: publisher.auth,
+            });
+            expect(rotated.status).toBe(200);
+            newKid = rotated.body.kid;
+          },
+          async () => verify(gate.id, { payment: await signPayment(app, agent, gate) }),
+        );
+        expect(paid.status).toBe(200);
+        const payload = peekAccessTokenPayload(paid.body.access_token);
+        expect(payload?.kid).toBe(newKid);
+        expect(payload && payload.exp - payload.iat).toBe(ACCESS_TOKEN_TTL_SECONDS);
+        expect((await checkToken(paid.body.access_token, undefined, rotating.siteToken)).body.valid).toBe(true);
+      },
+    );
 
     it('are signed with the secret that signed their gate while it verifies, so the gate that minted it opens them', async () => {
       const { publisher, site: rotating } = await pricedSite(app, payee);

@@ -86,8 +86,7 @@ import { TokenCache, tokenBoughtAt, type PaidAt } from './token-cache';
 import {
   gateOfPendingAnswer,
   isUnanswered,
-  MAX_PAYMENTS_IN_DOUBT,
-  MAX_PAYMENTS_IN_DOUBT_PER_HOST,
+  fullRoomText,
   PaymentsInDoubt,
   gateHoldUntil,
   neverCharged,
@@ -678,7 +677,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new PaymentFailedError(
         url,
         'too_many_in_doubt',
-        `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} payments to ${new URL(url).hostname} (any port or scheme)` : `${MAX_PAYMENTS_IN_DOUBT} payments`} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made (longer on a site whose tokens live longer)`,
+        `this agent holds ${fullRoomText(room, 'payments', url)} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made (longer on a site whose tokens live longer)`,
       );
     const reservation = await budget.reserve(offer.amount);
     if (!reservation)
@@ -1592,7 +1591,7 @@ export function createAgent(options: AgentOptions): Agent {
         throw new PaymentFailedError(
           url,
           'too_many_in_doubt',
-          `this agent holds ${room === 'host' ? `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} vouchers sent to ${new URL(url).hostname}` : `${MAX_PAYMENTS_IN_DOUBT} vouchers`} whose answer was lost; it pays again as their gates' holds end, 15 to 35 minutes after each was sent`,
+          `this agent holds ${fullRoomText(room, 'vouchers sent', url)} whose answer was lost; it pays again as their gates' holds end, 15 to 35 minutes after each was sent`,
         );
       let current = offer;
       let page: PageVouchers | undefined;

@@ -314,6 +314,37 @@ describe('a site that answers every payment with a failure its API cannot clear 
     expect(sent).toHaveLength(21);
   });
 
+  it('on host names of one domain (wildcard DNS), gets 40 payments in doubt in all, not 20 per host name: other sites are paid', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const sent: string[] = [];
+    const fake = async (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init);
+      const url = new URL(request.url);
+      if (url.pathname.endsWith('/verify')) return new Response('{}', { status: 500 });
+      if (!request.headers.get('x-payment'))
+        return challengeOf(
+          JSON.stringify({
+            x402Version: 1,
+            accepts: [requirement({ maxAmountRequired: '1', resource: url.href })],
+            verify_url: `${url.origin}/v1/gates/g/verify`,
+          }),
+        );
+      sent.push(url.hostname);
+      if (url.hostname === 'honest.test') return new Response('page', { status: 200 });
+      return new Response('down', { status: 500 });
+    };
+    const agent = createAgent({ account, maxPriceUsd: '0.001', budgetUsd: '1', fetch: fake as typeof fetch });
+    for (let host = 0; host < 3; host++)
+      for (let i = 0; i < 20; i++) await agent.fetch(`https://h${host}.failing.test/p-${i}`).catch(() => undefined);
+    expect(sent).toHaveLength(40);
+    await expect(agent.fetch('https://h9.failing.test/p')).rejects.toMatchObject({
+      reason: 'too_many_in_doubt',
+      message: expect.stringContaining('40 payments to host names of failing.test'),
+    });
+    expect((await agent.fetch('https://honest.test/a')).status).toBe(200);
+    expect(sent).toHaveLength(41);
+  });
+
   it('reads a timeout of 1e400 as the longest an authorization may live, not for ever', async () => {
     const text = JSON.stringify({ x402Version: 1, accepts: [requirement()] }).replace(
       '"maxTimeoutSeconds":60',

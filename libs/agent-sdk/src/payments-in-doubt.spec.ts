@@ -4,6 +4,7 @@ import {
   isUnanswered,
   MAX_GATE_HOLD_MS,
   MAX_PAYMENTS_IN_DOUBT,
+  MAX_PAYMENTS_IN_DOUBT_PER_DOMAIN,
   MAX_PAYMENTS_IN_DOUBT_PER_HOST,
   MIN_GATE_HOLD_MS,
   neverCharged,
@@ -68,6 +69,29 @@ describe('PaymentsInDoubt kept past their hold', () => {
     for (let i = 0; i < MAX_PAYMENTS_IN_DOUBT; i++) lost.keep(`https://h${i}.example/p`, held(10_000));
     expect(lost.roomFor('https://other.example/p', 6_000)).toBe('all');
     expect(lost.get('https://site.example/held', 6_000)).toBeUndefined(); // past its end, let go for room
+  });
+});
+
+describe('PaymentsInDoubt limits', () => {
+  const held = (until: number) => ({ until });
+
+  it('counts by domain too: a site on many host names of one domain (wildcard DNS) holds off payments to that domain, not to the others', () => {
+    const lost = new PaymentsInDoubt<ReturnType<typeof held>>();
+    // As the agent keeps them: only while roomFor says so, 20 failed payments on each of 50 host names.
+    const kept: string[] = [];
+    for (let host = 0; host < 50; host++)
+      for (let i = 0; i < MAX_PAYMENTS_IN_DOUBT_PER_HOST; i++) {
+        const page = `https://h${host}.evil.example/${i}`;
+        if (lost.roomFor(page, 0) !== 'yes') continue;
+        kept.push(page);
+        lost.keep(page, held(10_000));
+      }
+    expect(kept).toHaveLength(MAX_PAYMENTS_IN_DOUBT_PER_DOMAIN);
+    expect(lost.roomFor('https://h99.evil.example/p', 0)).toBe('domain');
+    expect(lost.roomFor('https://h0.evil.example/p', 0)).toBe('host');
+    expect(lost.roomFor('https://honest.example/a', 0)).toBe('yes');
+    // Past their end, the domain pays again.
+    expect(lost.roomFor('https://h99.evil.example/p', 10_000)).toBe('yes');
   });
 });
 

@@ -11,7 +11,7 @@ import {
   MAX_AUTHORIZATION_SECONDS,
   type Hex,
 } from '@crawlgate/core';
-import { HELD_PAGE_MARGIN_MS, type HeldAuthorization } from './held-authorizations';
+import { domainOf, HELD_PAGE_MARGIN_MS, type HeldAuthorization } from './held-authorizations';
 import type { Offer } from './offers';
 import { TokenCache } from './token-cache';
 
@@ -130,6 +130,19 @@ export interface LostVoucher {
  */
 export const MAX_PAYMENTS_IN_DOUBT = 1_000;
 export const MAX_PAYMENTS_IN_DOUBT_PER_HOST = 20;
+/** Of one domain (domainOf): a site on many host names of its domain (wildcard DNS costs nothing) holds off no other. */
+export const MAX_PAYMENTS_IN_DOUBT_PER_DOMAIN = 40;
+
+/** What roomFor() found full: one host, one domain, or the whole store. */
+export type FullRoom = 'host' | 'domain' | 'all';
+
+/** How many `what` (payments, vouchers) a full room holds, and of what, for an error's message. */
+export function fullRoomText(room: FullRoom, what: string, url: string): string {
+  const { hostname } = new URL(url);
+  if (room === 'host') return `${MAX_PAYMENTS_IN_DOUBT_PER_HOST} ${what} to ${hostname} (any port or scheme)`;
+  if (room === 'domain') return `${MAX_PAYMENTS_IN_DOUBT_PER_DOMAIN} ${what} to host names of ${domainOf(hostname)}`;
+  return `${MAX_PAYMENTS_IN_DOUBT} ${what}`;
+}
 
 export class PaymentsInDoubt<Payment extends { until: number }> {
   private readonly byPage = new Map<string, Payment>();
@@ -146,13 +159,16 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
   ) {}
 
   /**
-   * Whether one more payment for `page` (a TokenCache key) may be kept: 'host' when it
-   * holds too many, 'all' when all hosts do. Those past their end are dropped to make room.
+   * Whether one more payment for `page` (a TokenCache key) may be kept: 'host' when its host
+   * holds too many, 'domain' when its domain does, 'all' when all hosts do. Those past their end
+   * are dropped to make room.
    */
-  roomFor(page: string, now = Date.now()): 'yes' | 'host' | 'all' {
+  roomFor(page: string, now = Date.now()): 'yes' | FullRoom {
     // By host, whatever the scheme and port: one host on many ports is one site.
     const host = TokenCache.hostOf(page);
+    const domain = domainOf(host);
     let ofHost = 0;
+    let ofDomain = 0;
     let live = 0;
     const full = this.byPage.size >= MAX_PAYMENTS_IN_DOUBT;
     for (const [kept, payment] of this.byPage) {
@@ -161,9 +177,12 @@ export class PaymentsInDoubt<Payment extends { until: number }> {
         continue;
       }
       live++;
-      if (TokenCache.hostOf(kept) === host) ofHost++;
+      const keptHost = TokenCache.hostOf(kept);
+      if (keptHost === host) ofHost++;
+      if (domainOf(keptHost) === domain) ofDomain++;
     }
     if (ofHost >= MAX_PAYMENTS_IN_DOUBT_PER_HOST) return 'host';
+    if (ofDomain >= MAX_PAYMENTS_IN_DOUBT_PER_DOMAIN) return 'domain';
     return live < MAX_PAYMENTS_IN_DOUBT ? 'yes' : 'all';
   }
 

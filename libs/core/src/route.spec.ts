@@ -149,6 +149,11 @@ describe('readRoute', () => {
     '/free/x y',
     '/free/x\u007f',
     'http://example.com/premium/.\t./llms.txt',
+    // Node's legacy url.parse (Express's parseurl falls back to it for these) trims them at the ends too.
+    '/docs/report.html\u00a0',
+    '/docs/secret/\u00a0',
+    '\u00a0/premium/report',
+    '/premium/report\ufeff',
   ])(
     'calls %j odd: the URL parser drops tabs and line breaks (so ".\\t." is a dot segment to it) and trims control characters, which routers match as written',
     (target) => {

@@ -42,10 +42,13 @@ const ESCAPED_DOT = /%2e/gi;
 /**
  * A raw control character, space or DEL: the URL parser drops tabs and line breaks anywhere (".\t."
  * is ".." to it) and trims the others at the ends, where routers match them as written. Node's HTTP
- * parser refuses them; a server in front that passes them on would not.
+ * parser refuses them; a server in front that passes them on would not. And a raw no-break space or
+ * byte order mark, which Node's legacy url.parse trims at the ends: Express's parseurl hands it
+ * such a target, so Express on a runtime whose HTTP parser takes the byte (Node 20's refuses it)
+ * would route "/docs/report.html\xa0" as "/docs/report.html".
  */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
-const RAW_CONTROL = /[\x00-\x20\x7f]/;
+const RAW_CONTROL = /[\x00-\x20\x7f\xa0\ufeff]/;
 /** Whether a spelling may name a file a Windows server knows by another name (windowsFileName). */
 const WINDOWS_ALIAS_HINT = /[. ](?:\/|$)|:|%00/;
 /** A segment's ";…" parameters, as Tomcat, Jetty and Spring drop them. */

@@ -411,6 +411,7 @@ export class PaymentsService {
       new Set(taken.keys()),
       claimed,
       signature,
+      (payer, check) => this.simulations.checkingContractPayer(gate.siteId, payer, check),
     );
     if (signed === 'used') throw conflict('This payment proof was already used for another gate');
     const { payer, logIndex } = signed;

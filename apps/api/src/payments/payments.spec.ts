@@ -615,6 +615,46 @@ describe('paying a gate', () => {
       expect(nobody).toMatchObject({ status: 402, body: { detail: expect.stringMatching(/no transfer/) } });
     });
 
+    it('holds off the contract payers’ checks of a site past its budget of refused ones: junk proofs naming a bundle of contract wallets make no chain calls without end, and a payer signing with its own key is still paid', async () => {
+      const { site: target } = await pricedSite(app, payee);
+      const first = await openGate(app, target, '/tx/junk-bundle');
+      const payWith = async (from: `0x${string}`, signer: PrivateKeyAccount) => {
+        const authorization = buildAuthorization({
+          from,
+          to: first.pay_to,
+          value: BigInt(first.amount),
+          validForSeconds: 300,
+        });
+        const signature = await signAuthorization(signer, usdcDomain(app.chain.chainId, app.chain.usdc), authorization);
+        return exactPaymentV1(first.accepts[0].network, authorization, signature);
+      };
+      // Two contract wallets (anyone's: their isValidSignature runs on the node) and a plain payer, in one bundle.
+      const owners = [newWallet(), newWallet()];
+      const contracts = [await deployTestWallet(app, owners[0]), await deployTestWallet(app, owners[1])];
+      const plain = newWallet();
+      await fundUsdc(app, plain.address, '1');
+      const hash = await sendAuthorizationsBundled(app, [
+        ...(await Promise.all(contracts.map((wallet, i) => payWith(wallet, owners[i])))),
+        await payWith(plain.address, plain),
+      ]);
+      // Each stranger's proof asks both wallets (two refused checks): past the site's budget, no more.
+      const proofs = REFUSED_SIMULATIONS_PER_SITE.limit / 2 + 5;
+      const statuses: number[] = [];
+      for (let i = 0; i < proofs; i++) {
+        const gate = await openGate(app, target, `/tx/junk-bundle-${i}`);
+        statuses.push((await verify(gate.id, await proof(gate, hash, newWallet()))).status);
+      }
+      expect(statuses.slice(0, REFUSED_SIMULATIONS_PER_SITE.limit / 2)).toEqual(
+        Array(REFUSED_SIMULATIONS_PER_SITE.limit / 2).fill(402),
+      );
+      expect(statuses.slice(REFUSED_SIMULATIONS_PER_SITE.limit / 2)).toEqual(Array(5).fill(429));
+      // Recovered locally, no chain call: the plain payer's own proof is taken while the site is held off.
+      const own = await openGate(app, target, '/tx/junk-bundle-own');
+      const paid = await verify(own.id, await proof(own, hash, plain));
+      expect(paid.status === 200 ? 200 : paid).toBe(200);
+      expect(paid.body.payer).toBe(plain.address.toLowerCase());
+    });
+
     it('answers 422 for a signature that is not 0x-hex bytes, or too long', async () => {
       const gate = await openGate(app, site, '/tx/bad-signature');
       const hash = `0x${'cd'.repeat(32)}`;

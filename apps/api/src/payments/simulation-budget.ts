@@ -66,7 +66,10 @@ export class SimulationBudget {
   async assertMaySimulate(gate: Pick<Gate, 'siteId' | 'chainId' | 'asset'>, auth: SignedAuthorization): Promise<void> {
     const holdOff = await this.holdOffOf(gate.siteId);
     if (holdOff.ms === 0 || (await this.isPublishersPayerSigning(gate, auth))) return;
-    throw heldOffAnswer(holdOff);
+    throw heldOffAnswer(
+      holdOff,
+      `only payers signing with their own key that paid this site's publisher on this network in the last ${KNOWN_PAYER_WINDOW_MS / 86_400_000} days are checked on chain`,
+    );
   }
 
   /**
@@ -88,6 +91,20 @@ export class SimulationBudget {
       release(this.inFlightPerSite, siteId);
       release(this.inFlightPerPayer, payer);
     }
+  }
+
+  /**
+   * A contract wallet's signature of a transfer proof, checked as an authorization is simulated
+   * (calls into code anyone can deploy, and a proof costs nothing to send): 429 without a call while
+   * the site or its publisher is held off, in the site's and the payer's slots, and a refusal counted
+   * against both. A payer signing with its own key is recovered locally and never comes here.
+   */
+  async checkingContractPayer<T>(siteId: string, payer: string, check: () => Promise<T>): Promise<T> {
+    const holdOff = await this.holdOffOf(siteId);
+    if (holdOff.ms > 0) throw heldOffAnswer(holdOff, 'contract wallets’ transfer proofs are not checked on chain');
+    const signed = await this.simulating(siteId, payer, check);
+    if (signed === false) await this.countRefused(siteId);
+    return signed;
   }
 
   /** One more authorization for the site's gates refused, by its simulation or its payer's relay record; past a budget, its site or publisher is held off here. */
@@ -182,12 +199,13 @@ const inFlightFull = (whose: 'site' | 'payer') =>
     { 'retry-after': '1' },
   );
 
-function heldOffAnswer({ ms, by }: HoldOff): ApiError {
+/** `meanwhile`: what is (not) checked until the hold-off passes. */
+function heldOffAnswer({ ms, by }: HoldOff, meanwhile: string): ApiError {
   const { limit, ttl } = by === 'site' ? REFUSED_SIMULATIONS_PER_SITE : REFUSED_SIMULATIONS_PER_PUBLISHER;
   const whose = by === 'site' ? "this site's gates" : "the gates of this site's publisher, across its sites,";
   return new ApiError(
     429,
-    `More than ${limit} payments to ${whose} were refused in ${ttl / 60_000} minute; until that passes, only payers signing with their own key that paid this site's publisher on this network in the last ${KNOWN_PAYER_WINDOW_MS / 86_400_000} days are checked on chain: nothing was charged, retry later`,
+    `More than ${limit} payments to ${whose} were refused in ${ttl / 60_000} minute; until that passes, ${meanwhile}: nothing was charged, retry later`,
     {},
     { 'retry-after': String(Math.ceil(ms / 1000)) },
   );

@@ -203,12 +203,21 @@ export function movedTransfers<Recorded extends RecordedTransfer & { id: string 
 const MAX_PAYERS_EXAMINED = 32;
 
 /**
+ * Runs one contract payer's signature check (calls into code anyone can deploy), or refuses to:
+ * where the caller budgets such calls. It may throw instead of checking.
+ */
+export type ContractPayerCheck = (
+  payer: Hex,
+  check: () => Promise<boolean | 'unchecked'>,
+) => Promise<boolean | 'unchecked'>;
+
+/**
  * The transfer this proof pays with, or 'used' when the signer's transfers in it all paid gates
  * already: a transaction may carry several payers' transfers to the same pay_to, and each pays the
  * gate its own payer names. The signer of a plain signature (65 or 64 bytes) is recovered here, so
- * no number of payers ahead hides its transfer; contract payers are asked in turn, after it. Of a
- * payer's transfers, those that settle an authorization claimed for another gate (`claimed`, which
- * the reconciler records for that gate) come last.
+ * no number of payers ahead hides its transfer; contract payers are asked in turn, after it, each
+ * through `checkContract`. Of a payer's transfers, those that settle an authorization claimed for
+ * another gate (`claimed`, which the reconciler records for that gate) come last.
  */
 export async function transferSignedFor(
   chain: ChainContext,
@@ -218,6 +227,7 @@ export async function transferSignedFor(
   taken: ReadonlySet<number | null>,
   claimed: ReadonlySet<number>,
   signature: Hex | undefined,
+  checkContract: ContractPayerCheck = (_payer, check) => check(),
 ): Promise<PayingTransfer | 'used'> {
   const open = candidates.filter((candidate) => !taken.has(candidate.logIndex));
   const ranked = [
@@ -237,7 +247,7 @@ export async function transferSignedFor(
   if (signature !== undefined) {
     for (const payer of payers.slice(0, MAX_PAYERS_EXAMINED)) {
       if (!(await onChain(() => hasCode(chain.publicClient, payer)))) continue;
-      const signed = await payerSigned(chain, message, payer, signature);
+      const signed = await checkContract(payer, () => payerSigned(chain, message, payer, signature));
       if (signed === true) return ranked.find((candidate) => candidate.payer === payer)!;
       if (signed === 'unchecked') unchecked = true;
     }

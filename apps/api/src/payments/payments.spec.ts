@@ -725,6 +725,24 @@ describe('paying a gate', () => {
       expect(response).toMatchObject({ status: 402, body: { reason: 'transaction_predates_gate' } });
     });
 
+    it('takes a transfer of a gate’s price mined after the price went up as that gate’s payment: the money has moved, as offered (an authorization would be refused, unsent)', async () => {
+      const priced = await pricedSite(app, payee);
+      const setPrice = (price: string) =>
+        app.call('PUT', `/v1/sites/${priced.site.siteId}/pricing`, {
+          body: { default_price_usd: price, rules: [] },
+          headers: priced.publisher.auth,
+        });
+      expect((await setPrice('0.001')).status).toBe(200);
+      const before = await openGate(app, priced.site, '/tx/rising');
+      // Gates state whole seconds: the change comes in a later second than the offer.
+      await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
+      expect((await setPrice('0.5')).status).toBe(200);
+      const hash = await send(before.pay_to, BigInt(before.amount));
+      const paid = await verify(before.id, await proof(before, hash));
+      expect(paid.status === 200 ? 200 : paid).toBe(200);
+      expect(paid.body.price_usd).toBe('0.001');
+    });
+
     it('rejects an unknown transaction hash', async () => {
       const gate = await openGate(app, site, '/tx/unknown');
       const response = await verify(gate.id, await proof(gate, `0x${'ab'.repeat(32)}`));

@@ -2,7 +2,7 @@ import { createPublicClient, http, HttpRequestError, RpcRequestError, TimeoutErr
 import { startRpcRewriter, type RpcRefusal } from '../../test/rpc-rewriter';
 import { workerChain } from '../../test/test-chain';
 import { firstRecentBlock } from './chain-context';
-import { eventsInSpans, isRangeRefusal, WIDEN_AFTER_MS, type LogSpan } from './log-spans';
+import { eventsInSpans, isRangeRefusal, isResultsCap, WIDEN_AFTER_MS, type LogSpan } from './log-spans';
 
 const url = 'http://node.test';
 const capRefusal = (cap: number) =>
@@ -120,6 +120,56 @@ describe('eventsInSpans', () => {
       last: { from: 9_984n, to: 10_000n, refused: true },
       span: 312n,
     });
+  });
+
+  it("splits a span holding more events than a node answers at once (a results cap, -32005), without narrowing the span kept: a burst of events, anyone's, costs a few calls, not a failed search", async () => {
+    // Two events a block in 500-504 (anyone can fill a shared escrow's log), a few elsewhere.
+    const burst = [500n, 500n, 501n, 501n, 502n, 502n, 503n, 503n, 504n, 504n];
+    const events = [7n, ...burst, 6_000n, 9_999n];
+    const asked: Asked = [];
+    const ask = async (from: bigint, to: bigint) => {
+      const found = events.filter((block) => block >= from && block <= to);
+      const refused = found.length > 3;
+      asked.push({ from, to, refused });
+      if (refused)
+        throw new RpcRequestError({
+          body: {},
+          error: { code: -32005, message: 'query returned more than 3 results' },
+          url,
+        });
+      return found;
+    };
+    const span: LogSpan = { blocks: 10_000n };
+    expect(await eventsInSpans(span, 0n, 9_999n, ask)).toEqual(events);
+    expectCoveredOnce(asked, 0n, 9_999n);
+    expect(span.blocks).toBe(10_000n);
+    expect(asked.length).toBeLessThan(40);
+    // One block holding more than the node answers at once: nothing to split, the search throws.
+    const dense = async (from: bigint, to: bigint) => {
+      if (from <= 500n && to >= 500n)
+        throw new RpcRequestError({
+          body: {},
+          error: { code: -32005, message: 'query returned more than 3 results' },
+          url,
+        });
+      return [];
+    };
+    await expect(eventsInSpans({ blocks: 10_000n }, 0n, 9_999n, dense)).rejects.toThrow('more than 3 results');
+    // A node refusing every part: a bounded number of calls, then the search throws.
+    let calls = 0;
+    const refusing = async () => {
+      calls++;
+      throw new RpcRequestError({
+        body: {},
+        error: { code: -32005, message: 'query returned more than 3 results' },
+        url,
+      });
+    };
+    await expect(eventsInSpans({ blocks: 10_000n }, 0n, 9_999n, refusing)).rejects.toThrow('more than 3 results');
+    expect(calls).toBeLessThanOrEqual(100);
+    // -32005 without a word of results is a rate limit, not a cap: nothing split.
+    const limited = new RpcRequestError({ body: {}, error: { code: -32005, message: 'request rate exceeded' }, url });
+    expect([isResultsCap(limited), isResultsCap(capRefusal(1_000))]).toEqual([false, false]);
   });
 
   it('takes one block as the narrowest span: a node refusing that is failing, and the search throws', async () => {

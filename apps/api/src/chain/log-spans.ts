@@ -31,7 +31,8 @@ export const WIDEN_AFTER_MS = 10 * 60_000;
  * on every search. Anything else (a timeout, a rate limit, a server error) is thrown at once, and
  * so is a refusal of a span no wider than one the node answered in this search: neither is a cap,
  * and neither narrows `span`. A span narrowed WIDEN_AFTER_MS ago is tried at twice its width (never
- * beyond `widest`), and kept at what the node then answered.
+ * beyond `widest`), and kept at what the node then answered. A span refused for the number of its
+ * events rather than its width is split where it is (splitOnResultsCap), the width kept as it was.
  */
 export async function eventsInSpans<T>(
   span: LogSpan,
@@ -54,9 +55,10 @@ export async function eventsInSpans<T>(
     const blocks = end - start + 1n;
     if (blocks > kept) triedWider = true;
     try {
-      found.push(...(await ask(start, end)));
+      found.push(...(await splitOnResultsCap(start, end, ask)));
     } catch (error) {
-      if (blocks === 1n || blocks <= answered || !isRangeRefusal(error)) throw error;
+      // Refused for its events, it was split already (splitOnResultsCap): not a range the node caps.
+      if (blocks === 1n || blocks <= answered || !isRangeRefusal(error) || isResultsCap(error)) throw error;
       width = blocks / 2n;
       continue;
     }
@@ -71,6 +73,50 @@ export async function eventsInSpans<T>(
     span.changedAt = now;
   }
   return found;
+}
+
+/**
+ * Calls one range refused for its number of events may be split into: a burst of a few thousand
+ * events under a cap of 10,000 takes a handful; a node refusing every part (failing, not capping)
+ * costs this many calls, not one per block.
+ */
+const MAX_SPLIT_CALLS = 64;
+
+/**
+ * What `ask` finds over [fromBlock, toBlock], the range split in halves wherever the node refuses
+ * it for holding more events than it answers at once (isResultsCap): a burst of events (anyone
+ * can fill a shared contract's log) is read in narrower spans there alone, and the span the search
+ * keeps is not narrowed for it. One block over the cap, or more than MAX_SPLIT_CALLS calls, is thrown.
+ */
+async function splitOnResultsCap<T>(
+  fromBlock: bigint,
+  toBlock: bigint,
+  ask: (fromBlock: bigint, toBlock: bigint) => Promise<T[]>,
+  calls = { left: MAX_SPLIT_CALLS },
+): Promise<T[]> {
+  try {
+    return await ask(fromBlock, toBlock);
+  } catch (error) {
+    if (fromBlock === toBlock || !isResultsCap(error) || calls.left < 2) throw error;
+    calls.left -= 2;
+    const middle = fromBlock + (toBlock - fromBlock) / 2n;
+    const first = await splitOnResultsCap(fromBlock, middle, ask, calls);
+    return [...first, ...(await splitOnResultsCap(middle + 1n, toBlock, ask, calls))];
+  }
+}
+
+/**
+ * Whether the node refused eth_getLogs for the number of events it would answer, not the range, as
+ * its message says (Infura's and others' "query returned more than 10000 results", Alchemy's "Log
+ * response size exceeded"). Not its code alone: -32005 ("limit exceeded") also answers a rate limit.
+ */
+export function isResultsCap(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false;
+  const rpc = error.walk((cause) => cause instanceof RpcRequestError);
+  return (
+    rpc instanceof RpcRequestError &&
+    /more than \d+ results|response size exceeded|too many (?:logs|results)/i.test(rpc.details)
+  );
 }
 
 /**

@@ -621,6 +621,15 @@ export class ChannelStore {
     });
   }
 
+  /** The ids of this signer's channels with vouchers not yet claimed. */
+  async unclaimedChannelIds(signer: ClaimSigner): Promise<string[]> {
+    const channels = await this.db.prisma.paymentChannel.findMany({
+      where: { ...signedBy(signer), unclaimedSince: { not: null } },
+      select: { channelId: true },
+    });
+    return channels.map(({ channelId }) => channelId);
+  }
+
   /** Receivers (and tokens) with anything unclaimed. */
   async receiversWithUnclaimed(signer: ClaimSigner): Promise<{ receiver: string; token: string }[]> {
     return this.db.prisma.paymentChannel.findMany({

@@ -49,6 +49,8 @@ export const RELAYER_GAS_READ_MS = 5_000;
 
 /** How long a heartbeat found recent judges vouchers (someoneKeepsUp) before it is read again. */
 const HEARTBEAT_READ_MS = 5_000;
+/** Channels one search of the escrow's withdrawals names (topics ORed): under nodes' limits on a filter's topics (geth's 1,000). */
+const WITHDRAWAL_QUERY_CHANNELS = 500;
 
 /**
  * A settle to a receiver the chain reverted, or would (its gas estimate reverted), while the token
@@ -140,7 +142,7 @@ export class ClaimerService {
     const withdrawing =
       receivers.length === 0
         ? []
-        : await this.withdrawingChannelIds(batch).catch((error: Error) => {
+        : await this.withdrawingChannelIds(batch, signer).catch((error: Error) => {
             failed = true;
             this.logger.warn(`reading the escrow's withdrawals failed; claiming in queue order: ${error.message}`);
             return [];
@@ -654,30 +656,40 @@ export class ClaimerService {
   }
 
   /**
-   * Channels whose payer started a withdrawal lately: the escrow's WithdrawInitiated events over
-   * the last RECENT_LOG_BLOCKS (chain.recentLogBlocks), and back to the block after the last read
-   * when that is further (runs further apart than those blocks must not leave a withdrawal between
-   * two reads unseen); read once a run (one call, whatever the number of channels, or a few on a
+   * This signer's unclaimed channels whose payer started a withdrawal lately: the escrow's
+   * WithdrawInitiated events of those channels (the event indexes its channel: the escrow is
+   * shared, and anyone's channels could fill its log past what a node answers) over the last
+   * RECENT_LOG_BLOCKS (chain.recentLogBlocks), and back to the block after the last read when that
+   * is further (runs further apart than those blocks must not leave a withdrawal between two reads
+   * unseen); read once a run (a call per WITHDRAWAL_QUERY_CHANNELS channels, or a few more on a
    * node capping eth_getLogs's range). Each is recorded seen withdrawing (markWithdrawalsSeen), so
    * it stays among its receiver's withdrawing channels past that window and a restart.
    */
-  private async withdrawingChannelIds(batch: BatchSettlementChain): Promise<string[]> {
+  private async withdrawingChannelIds(batch: BatchSettlementChain, signer: ClaimSigner): Promise<string[]> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const recent = firstRecentBlock(this.chain, head);
     const readUpTo = this.withdrawalsReadUpTo;
-    const logs = await eventsInSpans(
-      this.chain.logSpan,
-      readUpTo !== undefined && readUpTo < recent ? readUpTo + 1n : recent,
-      head,
-      (fromBlock, toBlock) =>
-        this.chain.publicClient.getContractEvents({
-          address: batch.escrow,
-          abi: BATCH_SETTLEMENT_ABI,
-          eventName: 'WithdrawInitiated',
-          fromBlock,
-          toBlock,
-        }),
-    );
+    const logs = [];
+    const unclaimed = await this.store.unclaimedChannelIds(signer);
+    for (let first = 0; first < unclaimed.length; first += WITHDRAWAL_QUERY_CHANNELS) {
+      const channelId = unclaimed.slice(first, first + WITHDRAWAL_QUERY_CHANNELS) as Hex[];
+      logs.push(
+        ...(await eventsInSpans(
+          this.chain.logSpan,
+          readUpTo !== undefined && readUpTo < recent ? readUpTo + 1n : recent,
+          head,
+          (fromBlock, toBlock) =>
+            this.chain.publicClient.getContractEvents({
+              address: batch.escrow,
+              abi: BATCH_SETTLEMENT_ABI,
+              eventName: 'WithdrawInitiated',
+              args: { channelId },
+              fromBlock,
+              toBlock,
+            }),
+        )),
+      );
+    }
     const ids = [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
     // Remembered past the window and a restart (unclaimedAmong), before the read is counted done.
     await this.store.markWithdrawalsSeen(ids);

@@ -13,7 +13,7 @@ import {
   snapshot,
 } from '@crawlgate/devchain';
 import { pricedSite, registerPublisher } from '../../test/fixtures';
-import { capsLogRange, startRpcRewriter } from '../../test/rpc-rewriter';
+import { capsLogRange, startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startConfirmingApp, startTestApp, type TestApp } from '../../test/test-app';
 import { batchOffer, escrowRead, testChannel } from '../../test/test-channel';
@@ -315,6 +315,39 @@ describe('voucher claimer', () => {
     }
   });
 
+  /**
+   * Through `node` (a JSON-RPC proxy in front of the chain): a payer withdrawing behind a queue of
+   * two channels is found, claimed first, and the claimer's run finishes (its heartbeat written);
+   * the payer then gets back only what it did not spend. `ran`: more checks after the first run.
+   */
+  async function claimsWithdrawalBehindQueue(
+    node: RpcRewriter,
+    name: string,
+    { before, ran }: { before?: (app: TestApp) => Promise<void>; ran?: (app: TestApp) => Promise<void> } = {},
+  ) {
+    const { app, payTo, paidChannel, withdrawal } = await voucherSite({ claimMaxChannels: 2 }, {}, node.url);
+    try {
+      await before?.(app);
+      await paidChannel(`/${name}-ahead-1`, 10_000n, [10_000n]);
+      await paidChannel(`/${name}-ahead-2`, 10_000n, [10_000n]);
+      const { payer, channel } = await paidChannel(`/${name}-owing`, 100_000n, [10_000n, 20_000n, 30_000n]);
+      await withdrawal(payer, channel).start(100_000n);
+      const heartbeats = app.app.get(ClaimerHeartbeatStore);
+      const last = (await heartbeats.last())!.ageMs;
+
+      await app.app.get(ClaimerService).runOnce();
+      expect((await heartbeats.last())!.ageMs).toBeLessThan(last);
+      await ran?.(app);
+      await withdrawal(payer, channel).finishAfterDelay();
+      // The withdrawing payer got back only what it did not spend: its 30,000 went to the receiver.
+      expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
+      expect(await usdcBalance(app, payTo)).toBeGreaterThanOrEqual(30_000n);
+    } finally {
+      await app.close();
+      await node.close();
+    }
+  }
+
   it('through a node capping eth_getLogs at 100 blocks, finds a withdrawal behind a queue, claims it first, and finishes its run', async () => {
     // Hosted nodes refuse eth_getLogs over a wider range (by provider and plan); the escrow's
     // withdrawals are searched over RECENT_LOG_BLOCKS (10,000). Refused, the run claimed in queue
@@ -325,35 +358,36 @@ describe('voucher claimer', () => {
       ({ result }) => result,
       capsLogRange(LOG_RANGE_CAP, refusals),
     );
-    const { app, payTo, paidChannel, withdrawal } = await voucherSite({ claimMaxChannels: 2 }, {}, capped.url);
-    try {
+    await claimsWithdrawalBehindQueue(capped, 'capped', {
       // The recent blocks now span more than the node serves at once. (A cap of 100 rather than a
       // provider's 1,000 or 2,000: the local chain mines about 400 blocks a second, and this test
       // mining 3,000 ran past its timeout on a loaded CI machine.)
-      await mineBlocks(app.chain.rpcUrl, 3 * Number(LOG_RANGE_CAP));
-      await paidChannel('/capped-ahead-1', 10_000n, [10_000n]);
-      await paidChannel('/capped-ahead-2', 10_000n, [10_000n]);
-      const { payer, channel } = await paidChannel('/capped-owing', 100_000n, [10_000n, 20_000n, 30_000n]);
-      await withdrawal(payer, channel).start(100_000n);
-      const heartbeats = app.app.get(ClaimerHeartbeatStore);
-      const before = (await heartbeats.last())!.ageMs;
+      before: (app) => mineBlocks(app.chain.rpcUrl, 3 * Number(LOG_RANGE_CAP)),
+      ran: async (app) => {
+        expect(app.chain.logSpan.blocks).toBeLessThanOrEqual(LOG_RANGE_CAP);
+        // The width that answered is kept: the next run is refused nothing.
+        const refusedFirst = refusals.count;
+        expect(refusedFirst).toBeGreaterThan(0);
+        await app.app.get(ClaimerService).runOnce();
+        expect(refusals.count).toBe(refusedFirst);
+      },
+    });
+  });
 
-      await app.app.get(ClaimerService).runOnce();
-      expect((await heartbeats.last())!.ageMs).toBeLessThan(before);
-      expect(app.chain.logSpan.blocks).toBeLessThanOrEqual(LOG_RANGE_CAP);
-      // The width that answered is kept: the next run is refused nothing.
-      const refusedFirst = refusals.count;
-      expect(refusedFirst).toBeGreaterThan(0);
-      await app.app.get(ClaimerService).runOnce();
-      expect(refusals.count).toBe(refusedFirst);
-      await withdrawal(payer, channel).finishAfterDelay();
-      // The withdrawing payer got back only what it did not spend: its 30,000 went to the receiver.
-      expect(await usdcBalance(app, payer.address)).toBe(1_000_000n - 30_000n);
-      expect(await usdcBalance(app, payTo)).toBeGreaterThanOrEqual(30_000n);
-    } finally {
-      await app.close();
-      await capped.close();
-    }
+  it("asks the node for the withdrawals of its own unclaimed channels alone: a shared escrow's log flooded by anyone's channels (more events than the node answers) neither fails its run nor hides the withdrawal", async () => {
+    // Off the local chain the escrow is x402's, shared: anyone can fill its log with withdrawals of
+    // channels of their own. This node refuses, as a hosted node refuses over 10,000 results, any
+    // search of the escrow's withdrawals not narrowed to named channels.
+    const flooded = await startRpcRewriter(
+      workerChain().rpcUrl,
+      ({ result }) => result,
+      ({ method, params }) => {
+        const filter = params[0] as { topics?: unknown[] } | undefined;
+        if (method !== 'eth_getLogs' || Array.isArray(filter?.topics?.[1])) return undefined;
+        return { code: -32005, message: 'query returned more than 10000 results' };
+      },
+    );
+    await claimsWithdrawalBehindQueue(flooded, 'flooded');
   });
 
   it('keeps a channel queued when a node behind the chain says it holds nothing more: claimed once read again, so a withdrawal cannot take what it owes', async () => {

@@ -154,6 +154,7 @@ describe('readRoute', () => {
     '/docs/secret/\u00a0',
     '\u00a0/premium/report',
     '/premium/report\ufeff',
+    'http://example.com/premium/report\u00a0',
   ])(
     'calls %j odd: the URL parser drops tabs and line breaks (so ".\\t." is a dot segment to it) and trims control characters, which routers match as written',
     (target) => {
@@ -172,6 +173,9 @@ describe('readRoute', () => {
     'http://127.0.0.1:3000/premium/a',
     'http://[::1]:8080/premium/a',
     'http://my_host.local/premium/a',
+    // Within the path, where url.parse keeps it: "à" in UTF-8 read as latin1 holds one.
+    '/caf\u00c3\u00a0/menu',
+    '/docs/report.html\u00a0?x=1',
   ])('does not call %s odd', (target) => {
     expect(readRoute(target).odd).toBe(false);
   });

@@ -42,13 +42,17 @@ const ESCAPED_DOT = /%2e/gi;
 /**
  * A raw control character, space or DEL: the URL parser drops tabs and line breaks anywhere (".\t."
  * is ".." to it) and trims the others at the ends, where routers match them as written. Node's HTTP
- * parser refuses them; a server in front that passes them on would not. And a raw no-break space or
- * byte order mark, which Node's legacy url.parse trims at the ends: Express's parseurl hands it
- * such a target, so Express on a runtime whose HTTP parser takes the byte (Node 20's refuses it)
- * would route "/docs/report.html\xa0" as "/docs/report.html".
+ * parser refuses them; a server in front that passes them on would not.
  */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
-const RAW_CONTROL = /[\x00-\x20\x7f\xa0\ufeff]/;
+const RAW_CONTROL = /[\x00-\x20\x7f]/;
+/**
+ * A raw no-break space or byte order mark ending the target, which Node's legacy url.parse trims:
+ * Express's parseurl hands it such a target, so Express on a runtime whose HTTP parser takes the
+ * byte (Node 20's refuses it) would route "/docs/report.html\xa0" as "/docs/report.html". Only at
+ * the end: within a path it stays (and a latin1 reading of UTF-8's "à" holds one).
+ */
+const TRIMMED_END = /[\xa0\ufeff]$/;
 /** Whether a spelling may name a file a Windows server knows by another name (windowsFileName). */
 const WINDOWS_ALIAS_HINT = /[. ](?:\/|$)|:|%00/;
 /** A segment's ";…" parameters, as Tomcat, Jetty and Spring drop them. */
@@ -143,6 +147,7 @@ export function spelledRoute(target: string): Route {
     DOT_SEGMENT.test(path) ||
     raw.includes('\\') ||
     RAW_CONTROL.test(raw) ||
+    TRIMMED_END.test(target) ||
     // "//free/x": a path to the gate ("/free/x"), a host "free" and the path "/x" to an app reading
     // it as Node's documentation shows, new URL(req.url, base); "/blog//free/x" too, to a router
     // mounted at /blog (it is handed "//free/x").

@@ -411,7 +411,7 @@ export class PaymentsService {
       new Set(taken.keys()),
       claimed,
       signature,
-      (payer, check) => this.simulations.checkingContractPayer(gate.siteId, payer, check),
+      (payer, check) => this.simulations.checkingContractPayer(gate.siteId, payer, named !== undefined, check),
     );
     if (signed === 'used') throw conflict('This payment proof was already used for another gate');
     const { payer, logIndex } = signed;

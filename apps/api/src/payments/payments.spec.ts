@@ -648,6 +648,14 @@ describe('paying a gate', () => {
         Array(REFUSED_SIMULATIONS_PER_SITE.limit / 2).fill(402),
       );
       expect(statuses.slice(REFUSED_SIMULATIONS_PER_SITE.limit / 2)).toEqual(Array(5).fill(429));
+      // A proof naming its contract payer is still checked (one check, not one a payer): its money
+      // has moved, and junk must not keep it from its token. A stranger naming one is refused.
+      const named = await openGate(app, target, '/tx/junk-bundle-named');
+      const posing = await verify(named.id, { ...(await proof(named, hash, newWallet())), payer: contracts[0] });
+      expect(posing).toMatchObject({ status: 402, body: { reason: 'invalid_transfer_proof_signature' } });
+      const walletPaid = await verify(named.id, { ...(await proof(named, hash, owners[0])), payer: contracts[0] });
+      expect(walletPaid.status === 200 ? 200 : walletPaid).toBe(200);
+      expect(walletPaid.body.payer).toBe(contracts[0].toLowerCase());
       // Recovered locally, no chain call: the plain payer's own proof is taken while the site is held off.
       const own = await openGate(app, target, '/tx/junk-bundle-own');
       const paid = await verify(own.id, await proof(own, hash, plain));

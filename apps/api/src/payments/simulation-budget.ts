@@ -95,13 +95,20 @@ export class SimulationBudget {
 
   /**
    * A contract wallet's signature of a transfer proof, checked as an authorization is simulated
-   * (calls into code anyone can deploy, and a proof costs nothing to send): 429 without a call while
-   * the site or its publisher is held off, in the site's and the payer's slots, and a refusal counted
-   * against both. A payer signing with its own key is recovered locally and never comes here.
+   * (calls into code anyone can deploy, and a proof costs nothing to send): in the site's and the
+   * payer's slots, and a refusal counted against both. While the site or its publisher is held
+   * off, only the payer a proof names (`named`: one check a proof, not one for each payer of its
+   * transaction) is checked, and any other is 429 without a call: its money has moved, and junk
+   * anyone sends must not keep it from its token. A payer signing with its own key is recovered
+   * locally and never comes here.
    */
-  async checkingContractPayer<T>(siteId: string, payer: string, check: () => Promise<T>): Promise<T> {
+  async checkingContractPayer<T>(siteId: string, payer: string, named: boolean, check: () => Promise<T>): Promise<T> {
     const holdOff = await this.holdOffOf(siteId);
-    if (holdOff.ms > 0) throw heldOffAnswer(holdOff, 'contract wallets’ transfer proofs are not checked on chain');
+    if (holdOff.ms > 0 && !named)
+      throw heldOffAnswer(
+        holdOff,
+        'a transfer proof is checked against a contract wallet only when it names it (`payer`)',
+      );
     const signed = await this.simulating(siteId, payer, check);
     if (signed === false) await this.countRefused(siteId);
     return signed;

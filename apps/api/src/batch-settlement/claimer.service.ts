@@ -669,24 +669,21 @@ export class ClaimerService {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const recent = firstRecentBlock(this.chain, head);
     const readUpTo = this.withdrawalsReadUpTo;
+    const since = readUpTo !== undefined && readUpTo < recent ? readUpTo + 1n : recent;
     const logs = [];
     const unclaimed = await this.store.unclaimedChannelIds(signer);
     for (let first = 0; first < unclaimed.length; first += WITHDRAWAL_QUERY_CHANNELS) {
       const channelId = unclaimed.slice(first, first + WITHDRAWAL_QUERY_CHANNELS) as Hex[];
       logs.push(
-        ...(await eventsInSpans(
-          this.chain.logSpan,
-          readUpTo !== undefined && readUpTo < recent ? readUpTo + 1n : recent,
-          head,
-          (fromBlock, toBlock) =>
-            this.chain.publicClient.getContractEvents({
-              address: batch.escrow,
-              abi: BATCH_SETTLEMENT_ABI,
-              eventName: 'WithdrawInitiated',
-              args: { channelId },
-              fromBlock,
-              toBlock,
-            }),
+        ...(await eventsInSpans(this.chain.logSpan, since, head, (fromBlock, toBlock) =>
+          this.chain.publicClient.getContractEvents({
+            address: batch.escrow,
+            abi: BATCH_SETTLEMENT_ABI,
+            eventName: 'WithdrawInitiated',
+            args: { channelId },
+            fromBlock,
+            toBlock,
+          }),
         )),
       );
     }

@@ -12,6 +12,10 @@ const capRefusal = (cap: number) =>
     url,
   });
 
+/** A node's refusal of a range for the number of its events (Infura's, and others'). */
+const resultsCapRefusal = (cap: number) =>
+  new RpcRequestError({ body: {}, error: { code: -32005, message: `query returned more than ${cap} results` }, url });
+
 type Asked = { from: bigint; to: bigint; refused: boolean }[];
 
 /**
@@ -131,12 +135,7 @@ describe('eventsInSpans', () => {
       const found = events.filter((block) => block >= from && block <= to);
       const refused = found.length > 3;
       asked.push({ from, to, refused });
-      if (refused)
-        throw new RpcRequestError({
-          body: {},
-          error: { code: -32005, message: 'query returned more than 3 results' },
-          url,
-        });
+      if (refused) throw resultsCapRefusal(3);
       return found;
     };
     const span: LogSpan = { blocks: 10_000n };
@@ -146,12 +145,7 @@ describe('eventsInSpans', () => {
     expect(asked.length).toBeLessThan(40);
     // One block holding more than the node answers at once: nothing to split, the search throws.
     const dense = async (from: bigint, to: bigint) => {
-      if (from <= 500n && to >= 500n)
-        throw new RpcRequestError({
-          body: {},
-          error: { code: -32005, message: 'query returned more than 3 results' },
-          url,
-        });
+      if (from <= 500n && to >= 500n) throw resultsCapRefusal(3);
       return [];
     };
     await expect(eventsInSpans({ blocks: 10_000n }, 0n, 9_999n, dense)).rejects.toThrow('more than 3 results');
@@ -159,11 +153,7 @@ describe('eventsInSpans', () => {
     let calls = 0;
     const refusing = async () => {
       calls++;
-      throw new RpcRequestError({
-        body: {},
-        error: { code: -32005, message: 'query returned more than 3 results' },
-        url,
-      });
+      throw resultsCapRefusal(3);
     };
     await expect(eventsInSpans({ blocks: 10_000n }, 0n, 9_999n, refusing)).rejects.toThrow('more than 3 results');
     expect(calls).toBeLessThanOrEqual(100);

@@ -586,17 +586,8 @@ describe('paying a gate', () => {
       // 33 payers' transfers of the same price to the same pay_to come first in the bundle.
       const others = Array.from({ length: 33 }, () => newWallet());
       for (const other of others) await fundUsdc(app, other.address, '1');
-      const authorization = buildAuthorization({
-        from: smartWallet,
-        to: gate.pay_to,
-        value: BigInt(gate.amount),
-        validForSeconds: 300,
-      });
-      const walletPayment = exactPaymentV1(
-        gate.accepts[0].network,
-        authorization,
-        await signAuthorization(owner, usdcDomain(app.chain.chainId, app.chain.usdc), authorization),
-      );
+      // The wallet's authorization, signed by its owner's key (which its isValidSignature takes).
+      const walletPayment = await signPayment(app, owner, gate, { from: smartWallet });
       const others_ = await Promise.all(others.map((other) => signPayment(app, other, gate)));
       const hash = await sendAuthorizationsBundled(app, [...others_, walletPayment]);
       const signed = await proof(gate, hash, owner);
@@ -618,24 +609,14 @@ describe('paying a gate', () => {
     it('holds off the contract payers’ checks of a site past its budget of refused ones: junk proofs naming a bundle of contract wallets make no chain calls without end, and a payer signing with its own key is still paid', async () => {
       const { site: target } = await pricedSite(app, payee);
       const first = await openGate(app, target, '/tx/junk-bundle');
-      const payWith = async (from: `0x${string}`, signer: PrivateKeyAccount) => {
-        const authorization = buildAuthorization({
-          from,
-          to: first.pay_to,
-          value: BigInt(first.amount),
-          validForSeconds: 300,
-        });
-        const signature = await signAuthorization(signer, usdcDomain(app.chain.chainId, app.chain.usdc), authorization);
-        return exactPaymentV1(first.accepts[0].network, authorization, signature);
-      };
       // Two contract wallets (anyone's: their isValidSignature runs on the node) and a plain payer, in one bundle.
       const owners = [newWallet(), newWallet()];
       const contracts = [await deployTestWallet(app, owners[0]), await deployTestWallet(app, owners[1])];
       const plain = newWallet();
       await fundUsdc(app, plain.address, '1');
       const hash = await sendAuthorizationsBundled(app, [
-        ...(await Promise.all(contracts.map((wallet, i) => payWith(wallet, owners[i])))),
-        await payWith(plain.address, plain),
+        ...(await Promise.all(contracts.map((wallet, i) => signPayment(app, owners[i], first, { from: wallet })))),
+        await signPayment(app, plain, first),
       ]);
       // Each stranger's proof asks both wallets (two refused checks): past the site's budget, no more.
       const proofs = REFUSED_SIMULATIONS_PER_SITE.limit / 2 + 5;

@@ -22,12 +22,14 @@ export type RpcRefusal = { code: number; message: string } | { httpStatus: numbe
  * batch) with `rewrite`'s result instead of the node's: a node that lies or lags (a receipt said
  * reverted, another transaction's receipt), which no honest anvil answers. A call `refuse` answers
  * for never reaches the chain and gets that error (or its request that HTTP status): a node that
- * caps what it serves (eth_getLogs's range), or limits its callers' rate.
+ * caps what it serves (eth_getLogs's range), or limits its callers' rate. A request holding a call
+ * `delayMs` names is passed on that many milliseconds late: a slow node, or a chain's block time.
  */
 export async function startRpcRewriter(
   upstream: string,
   rewrite: (exchange: RpcExchange) => unknown,
   refuse: (call: { method: string; params: unknown[] }) => RpcRefusal | undefined = () => undefined,
+  delayMs: (call: { method: string; params: unknown[] }) => number = () => 0,
 ): Promise<RpcRewriter> {
   const server = createServer(async (request, response) => {
     try {
@@ -42,6 +44,8 @@ export async function startRpcRewriter(
         return;
       }
       const passed = calls.filter((call) => !refusals.get(call));
+      const delay = Math.max(0, ...passed.map((call) => delayMs({ method: call.method, params: call.params ?? [] })));
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       let answers: Answer[] = [];
       if (passed.length > 0) {
         const answer = await fetch(upstream, {

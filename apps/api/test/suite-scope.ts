@@ -57,6 +57,7 @@ export const POSTGRESQL_ONLY = [
   'src/batch-settlement/claimer-urgent-amplify.spec.ts',
   'src/batch-settlement/claimer-urgent-window.spec.ts',
   'src/batch-settlement/claimer-liveness.spec.ts',
+  'src/batch-settlement/claimer-run-length.spec.ts',
   'src/batch-settlement/claimer-settle-reverts.spec.ts',
   'src/batch-settlement/channel-state-reuse.spec.ts',
   'src/batch-settlement/voucher-confirmations.spec.ts',

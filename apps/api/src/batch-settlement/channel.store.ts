@@ -27,6 +27,16 @@ export interface ReceiverClaims {
   token: string;
 }
 
+/** A receiver (in one token) the claimer owes a claim or a settle. */
+export interface ReceiverOwed {
+  receiver: string;
+  token: string;
+  /** Since when: its oldest voucher not yet claimed, or claim not yet settled. */
+  since: Date;
+  /** A payer of one of its channels is withdrawing (receiversWithUnclaimed). */
+  withdrawing: boolean;
+}
+
 /** A claimWithSignature transaction of ours, as channel_claims records it once signed. */
 export interface ClaimRecord extends ReceiverClaims {
   txHash: string;
@@ -116,6 +126,10 @@ export interface ClaimSigner {
   chainId: number;
   escrow: string;
   receiverAuthorizer: string;
+}
+
+function receiverKey({ receiver, token }: { receiver: string; token: string }): string {
+  return `${receiver}/${token}`;
 }
 
 function signedBy(signer: ClaimSigner) {
@@ -630,30 +644,50 @@ export class ChannelStore {
     return channels.map(({ channelId }) => channelId);
   }
 
-  /** Receivers (and tokens) with anything unclaimed. */
-  async receiversWithUnclaimed(signer: ClaimSigner): Promise<{ receiver: string; token: string }[]> {
-    return this.db.prisma.paymentChannel.findMany({
-      where: { ...signedBy(signer), unclaimedSince: { not: null } },
+  /**
+   * Receivers (and tokens) with anything unclaimed: since when (their oldest voucher not claimed),
+   * and whether a payer of theirs is withdrawing (a channel among `withdrawingIds`, or seen
+   * withdrawing before, as unclaimedAmong counts it).
+   */
+  async receiversWithUnclaimed(signer: ClaimSigner, withdrawingIds: readonly string[]): Promise<ReceiverOwed[]> {
+    const unclaimed = { ...signedBy(signer), unclaimedSince: { not: null } };
+    const oldest = await this.db.prisma.paymentChannel.groupBy({
+      by: ['receiver', 'token'],
+      where: unclaimed,
+      _min: { unclaimedSince: true },
+    });
+    const withdrawing = await this.db.prisma.paymentChannel.findMany({
+      where: { ...unclaimed, OR: [{ channelId: { in: [...withdrawingIds] } }, { withdrawalSeen: true }] },
       distinct: ['receiver', 'token'],
       select: { receiver: true, token: true },
     });
+    const withdrawingKeys = new Set(withdrawing.map(receiverKey));
+    return oldest.map((row) => ({
+      receiver: row.receiver,
+      token: row.token,
+      since: row._min.unclaimedSince!,
+      withdrawing: withdrawingKeys.has(receiverKey(row)),
+    }));
   }
 
   /**
    * Receivers (and tokens) of this chain with a claim of the last week whose settle never landed (the
-   * run stopped or failed between the two, or its settle is still on its way): the claimed amount
-   * waits in the escrow until a settle sends it on. A week: the claimer tries every run, and one
-   * settled by someone else is not asked about for ever.
+   * run stopped or failed between the two, or its settle is still on its way), and since when (the
+   * oldest such claim): the claimed amount waits in the escrow until a settle sends it on. A week:
+   * the claimer tries every run, and one settled by someone else is not asked about for ever.
    */
-  async receiversWithUnsettledClaims(
-    chainId: number,
-    now = new Date(),
-  ): Promise<{ receiver: string; token: string }[]> {
-    return this.db.prisma.channelClaim.findMany({
+  async receiversWithUnsettledClaims(chainId: number, now = new Date()): Promise<ReceiverOwed[]> {
+    const rows = await this.db.prisma.channelClaim.groupBy({
+      by: ['receiver', 'token'],
       where: { chainId, settleTxHash: null, createdAt: { gte: new Date(now.getTime() - UNSETTLED_CLAIM_WINDOW_MS) } },
-      distinct: ['receiver', 'token'],
-      select: { receiver: true, token: true },
+      _min: { createdAt: true },
     });
+    return rows.map((row) => ({
+      receiver: row.receiver,
+      token: row.token,
+      since: row._min.createdAt!,
+      withdrawing: false,
+    }));
   }
 
   /** The landed claims of this receiver and token with no settle recorded: the ones a settle sent now sends on. */

@@ -4,7 +4,11 @@ import { CHAIN } from '../chain/tokens';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 
-/** The last whole claimer run on this database, whichever instance made it. */
+/**
+ * The last whole claimer run on this database, whichever instance made it: it read the escrow's
+ * withdrawals, visited every receiver with a payer withdrawing, and the others its time allowed
+ * (ClaimerService.pastBudget), without a failure.
+ */
 export interface ClaimerHeartbeat {
   /** Milliseconds since it finished, by the database's clock (every instance reads the same one). */
   ageMs: number;

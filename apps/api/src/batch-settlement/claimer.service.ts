@@ -33,7 +33,13 @@ import {
   waitForReceipt,
 } from '../payments/settlement';
 import { claimableTotal, claimIsUrgent, withdrawableAt, withdrawalTakesCharged } from './channel-state';
-import { ChannelStore, type ClaimSigner, type ReceiverClaims, type SentTransaction } from './channel.store';
+import {
+  ChannelStore,
+  type ClaimSigner,
+  type ReceiverClaims,
+  type ReceiverOwed,
+  type SentTransaction,
+} from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
 import { StuckAheadService } from './stuck-ahead.service';
 
@@ -98,6 +104,11 @@ export interface ClaimRun {
  * refused for fees then shows the node nothing and publishes nothing, and its vouchers may still ask
  * a cooperative refund. Past that price check its vouchers are marked public (the estimate shows
  * them), and the claim is sent at the fees checked (relayerCallAtFees), not priced again by the node.
+ * A run's length: vouchers are taken only while a run finished lately (someoneKeepsUp), so a run
+ * visits the receivers with a payer withdrawing first, all of them, then the others longest-waiting
+ * first for half its interval at most (pastBudget), and reads a receiver's queue from the node only
+ * when the database shows it worth reading (worthReading): many receivers due at once, or thousands
+ * of small channels, make more runs, not a run long enough to turn vouchers away.
  */
 @Injectable()
 export class ClaimerService {
@@ -132,24 +143,38 @@ export class ClaimerService {
   }
 
   private async claimDue(options: { force?: boolean; now?: Date }): Promise<ClaimRun> {
+    const started = performance.now();
     const run: ClaimRun = { claims: [], settles: [], skipped: false };
     const batch = this.chain.batchSettlement;
     if (!batch) return run;
     let failed = false;
     const signer = this.signer(batch);
     await this.warnOfStranded(signer);
-    const receivers = await this.store.receiversWithUnclaimed(signer);
-    const withdrawing =
-      receivers.length === 0
-        ? []
-        : await this.withdrawingChannelIds(batch, signer).catch((error: Error) => {
-            failed = true;
-            this.logger.warn(`reading the escrow's withdrawals failed; claiming in queue order: ${error.message}`);
-            return [];
-          });
-    // A receiver whose last claim was never settled is visited too, with nothing to claim: its settle is sent.
-    for (const { receiver, token } of await this.withUnsettledClaims(receivers)) {
-      await this.claimReceiver(batch, signer, receiver as Address, token as Address, withdrawing, options, run).catch(
+    const unclaimed = await this.store.unclaimedChannelIds(signer);
+    const withdrawals: Withdrawals =
+      unclaimed.length === 0
+        ? { ids: [], read: true }
+        : await this.withdrawingChannelIds(batch, unclaimed).then(
+            (ids) => ({ ids, read: true }),
+            (error: Error) => {
+              failed = true;
+              this.logger.warn(`reading the escrow's withdrawals failed; claiming in queue order: ${error.message}`);
+              return { ids: [], read: false };
+            },
+          );
+    const visits = inVisitOrder(
+      await this.store.receiversWithUnclaimed(signer, withdrawals.ids),
+      // A receiver whose last claim was never settled is visited too, with nothing to claim: its settle is sent.
+      await this.store.receiversWithUnsettledClaims(this.chain.chainId),
+    );
+    let routineVisits = 0;
+    for (const [i, { receiver, token, withdrawing }] of visits.entries()) {
+      if (!withdrawing && routineVisits > 0 && this.pastBudget(started, options)) {
+        this.logger.log(`${visits.length - i} receiver(s) with nothing withdrawing wait for the next run, first in it`);
+        break;
+      }
+      if (!withdrawing) routineVisits++;
+      await this.claimReceiver(batch, signer, receiver as Address, token as Address, withdrawals, options, run).catch(
         (error: Error) => {
           if (error instanceof SettleReverted) {
             this.logger.error(
@@ -172,13 +197,16 @@ export class ClaimerService {
     return run;
   }
 
-  private async withUnsettledClaims(
-    receivers: { receiver: string; token: string }[],
-  ): Promise<{ receiver: string; token: string }[]> {
-    const all = new Map(receivers.map((one) => [`${one.receiver}/${one.token}`, one]));
-    for (const one of await this.store.receiversWithUnsettledClaims(this.chain.chainId))
-      all.set(`${one.receiver}/${one.token}`, one);
-    return [...all.values()];
+  /**
+   * Whether a scheduled run that started at `started` has used its time for receivers with nothing
+   * withdrawing: half its interval. Vouchers are taken only while a run finished within three
+   * intervals (someoneKeepsUp), so a run is kept short whatever is due: a receiver it leaves waits
+   * for the next run, in which it comes first (inVisitOrder), and one with a payer withdrawing is
+   * never left. A run asked for (force), or on an instance that runs one only when asked, has no budget.
+   */
+  private pastBudget(started: number, { force }: { force?: boolean }): boolean {
+    const { claimIntervalMs } = this.config.chain.batchSettlement;
+    return !force && claimIntervalMs > 0 && performance.now() - started >= claimIntervalMs / 2;
   }
 
   private signer(batch: BatchSettlementChain): ClaimSigner {
@@ -252,16 +280,16 @@ export class ClaimerService {
     signer: ClaimSigner,
     receiver: Address,
     token: Address,
-    withdrawingIds: readonly string[],
+    withdrawals: Withdrawals,
     options: { force?: boolean; now?: Date },
     run: ClaimRun,
   ): Promise<void> {
-    const { claimMaxChannels } = this.config.chain.batchSettlement;
+    const settings = this.config.chain.batchSettlement;
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there:
     // those of the recent WithdrawInitiated events, and those seen withdrawing before (a read, or
     // an event since left the log window or read before a restart: withdrawalSeen).
-    const withdrawing = await this.store.unclaimedAmong(signer, receiver, token, withdrawingIds);
+    const withdrawing = await this.store.unclaimedAmong(signer, receiver, token, withdrawals.ids);
     // A settle or claim still on its way, whichever run sent it (this instance's before a restart,
     // or another's), is waited for, not sent again: each copy would be a no-op the relayer pays for.
     // Nothing is sent behind it either (it would wait on the relayer's nonce, and be sent again at
@@ -298,8 +326,10 @@ export class ClaimerService {
     // a routine claim refused for fees (a spike between the two maximums) stops the run, and would
     // otherwise hold back the urgent channels of the slices after it.
     await this.sendClaims(batch, receiver, token, await this.claimsOf(batch, withdrawing, now), options, run);
-    const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
-    await this.claimChannels(batch, receiver, token, queued, options, run);
+    const queued = await this.store.unclaimed(signer, receiver, token, settings.claimMaxChannels);
+    // The node is asked about the queue only when the database shows it due, or cannot tell (worthReading).
+    if (options.force || !withdrawals.read || worthReading(queued, now, settings))
+      await this.claimChannels(batch, receiver, token, queued, options, run);
     const owed = await unsettled(this.chain, batch, receiver, token);
     if (owed === 0n) return;
     await this.settle(batch, of, owed, run);
@@ -530,14 +560,12 @@ export class ClaimerService {
       Array.from({ length: Math.ceil(rows.length / settings.claimMaxChannels) }, (_, i) =>
         rows.slice(i * settings.claimMaxChannels, (i + 1) * settings.claimMaxChannels),
       );
-    const overdue = ({ unclaimedSince, withdrawDelay }: PaymentChannel) =>
-      unclaimedSince !== null && now.getTime() - unclaimedSince.getTime() >= claimDeadlineMs(withdrawDelay, settings);
     // A withdrawal that would take charged money makes the claim due at once, at routine fees
     // while it is not urgent: the first half of its delay may wait out a fee spike.
     const due = (rows: ClaimOf[]) =>
       options.force ||
       amountOf(rows) >= settings.claimMinMicros ||
-      rows.some((r) => r.takesCharged || overdue(r.channel));
+      rows.some((r) => r.takesCharged || isOverdue(r.channel, now, settings));
     // A payer whose withdrawal may be finalized now can finalize it just before a claim carrying its
     // channel is mined, and the escrow claims all or none: each channel that finalizing would make
     // revert is claimed alone, first. The others are batched (mayRevertAlone says why).
@@ -665,13 +693,12 @@ export class ClaimerService {
    * node capping eth_getLogs's range). Each is recorded seen withdrawing (markWithdrawalsSeen), so
    * it stays among its receiver's withdrawing channels past that window and a restart.
    */
-  private async withdrawingChannelIds(batch: BatchSettlementChain, signer: ClaimSigner): Promise<string[]> {
+  private async withdrawingChannelIds(batch: BatchSettlementChain, unclaimed: readonly string[]): Promise<string[]> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const recent = firstRecentBlock(this.chain, head);
     const readUpTo = this.withdrawalsReadUpTo;
     const since = readUpTo !== undefined && readUpTo < recent ? readUpTo + 1n : recent;
     const logs = [];
-    const unclaimed = await this.store.unclaimedChannelIds(signer);
     for (let first = 0; first < unclaimed.length; first += WITHDRAWAL_QUERY_CHANNELS) {
       const channelId = unclaimed.slice(first, first + WITHDRAWAL_QUERY_CHANNELS) as Hex[];
       logs.push(
@@ -693,6 +720,73 @@ export class ClaimerService {
     this.withdrawalsReadUpTo = head;
     return ids;
   }
+}
+
+/** The escrow's withdrawals as a run read them (withdrawingChannelIds). */
+interface Withdrawals {
+  /** The unclaimed channels of the recent WithdrawInitiated events. */
+  ids: readonly string[];
+  /** The log was read: a channel neither among `ids` nor seen withdrawing before is not withdrawing, as far as the run can tell. */
+  read: boolean;
+}
+
+/**
+ * Receivers in the order a run visits them: those with a payer withdrawing first (their deadline
+ * runs), then by how long they have waited (their oldest voucher not claimed, or claim not
+ * settled), so a receiver a run left for lack of time (pastBudget) comes first in the next.
+ */
+export function inVisitOrder(...lists: (readonly ReceiverOwed[])[]): ReceiverOwed[] {
+  const byReceiver = new Map<string, ReceiverOwed>();
+  for (const one of lists.flat()) {
+    const key = `${one.receiver}/${one.token}`;
+    const seen = byReceiver.get(key);
+    byReceiver.set(
+      key,
+      seen
+        ? {
+            ...seen,
+            withdrawing: seen.withdrawing || one.withdrawing,
+            since: one.since < seen.since ? one.since : seen.since,
+          }
+        : one,
+    );
+  }
+  return [...byReceiver.values()].sort(
+    (a, b) => Number(b.withdrawing) - Number(a.withdrawing) || a.since.getTime() - b.since.getTime(),
+  );
+}
+
+/** Whether the channel's oldest voucher not claimed is past its deadline (claimDeadlineMs): due whatever its amount. */
+function isOverdue(
+  { unclaimedSince, withdrawDelay }: PaymentChannel,
+  now: Date,
+  settings: { claimMaxAgeSeconds: number; claimIntervalMs: number },
+): boolean {
+  return (
+    unclaimedSince !== null && now.getTime() - unclaimedSince.getTime() >= claimDeadlineMs(withdrawDelay, settings)
+  );
+}
+
+/**
+ * Whether a receiver's queued channels (its oldest, one claim's worth) are worth reading from the
+ * node: the database shows them due by size or age, or a claim of ours (or a refund) put vouchers
+ * above what it records claimed into calldata, which the chain may hold claimed by now (recorded
+ * once read, so the channel leaves the queue). A queue worth no read needs none while the escrow's
+ * log was read: the chain can only show less to claim (its total claimed is at least the one
+ * recorded, and a claim reaches at most what was charged), and its one other reason to claim (a
+ * withdrawal taking what was charged) is what the log tells, or, older than its window, is
+ * overtaken by the age deadline, well inside any withdrawal's delay.
+ */
+function worthReading(
+  queued: readonly PaymentChannel[],
+  now: Date,
+  settings: { claimMinMicros: bigint; claimMaxAgeSeconds: number; claimIntervalMs: number },
+): boolean {
+  const owed = queued.reduce((sum, channel) => sum + (channel.charged - channel.claimed), 0n);
+  return (
+    owed >= settings.claimMinMicros ||
+    queued.some((channel) => channel.published > channel.claimed || isOverdue(channel, now, settings))
+  );
 }
 
 /** A channel's row in a claim, as this run read it. */

@@ -1,0 +1,185 @@
+import { encodeFunctionData } from 'viem';
+import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { batchSettlementSite, type TestSite } from '../../test/fixtures';
+import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
+import { startTestApp, type TestApp } from '../../test/test-app';
+import { workerChain } from '../../test/test-chain';
+import { batchGate, startWithdrawal, testChannel } from '../../test/test-channel';
+import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
+import { loadConfig, type AppConfig } from '../config/config';
+import { ChannelStore } from './channel.store';
+import { ClaimerHeartbeatStore } from './claimer-heartbeat.store';
+import { ClaimerService } from './claimer.service';
+import { StuckAheadService } from './stuck-ahead.service';
+
+/*
+ * helper-408's F2: a claimer run visited every receiver in the database's order, read every queued
+ * channel of each from the node, and wrote its heartbeat only at its end. Vouchers are taken only
+ * while a run finished within three claim intervals (someoneKeepsUp), so a run made long by many
+ * receivers due at once (a claim and a settle each, a receipt wait for both on a real chain) or by
+ * thousands of small channels turned every voucher of every publisher away, and a receiver whose
+ * payer was withdrawing waited behind all of them. Attacked as the load would: receivers many, slow
+ * receipts, small channels.
+ */
+
+const PRICE = 10_000n;
+const DEPOSIT = 100_000n;
+
+describe("the claimer's run", () => {
+  let app: TestApp;
+  let node: RpcRewriter | undefined;
+  afterEach(async () => {
+    await app?.close();
+    await node?.close();
+    node = undefined;
+  });
+
+  /** An API on `chainRpcUrl` whose own claimer runs only when asked; `claimMinMicros`: what makes a receiver due by size. */
+  const start = async (claimMinMicros: bigint, chainRpcUrl?: string) => {
+    const { batchSettlement } = loadConfig({}).chain;
+    app = await startTestApp({
+      isolateChain: true,
+      chainRpcUrl,
+      config: { chain: { batchSettlement: { ...batchSettlement, claimIntervalMs: 0, claimMinMicros } } },
+    });
+  };
+
+  /** A new receiver's batch-settlement site, and one payer's channel paying it one page (a deposit of DEPOSIT). */
+  const receiverPaidOnce = async () => {
+    const payTo = newWallet().address;
+    const { site } = await batchSettlementSite(app, payTo);
+    return { payTo: payTo.toLowerCase(), site, ...(await payPages(app, site, [PRICE])) };
+  };
+
+  /** The receiver each of these claim transactions paid, in their order. */
+  const receiversOf = async (claims: readonly string[]) => {
+    const rows = await app.database.prisma.channelClaim.findMany({ where: { txHash: { in: [...claims] } } });
+    return claims.map((hash) => rows.find((row) => row.txHash === hash)?.receiver);
+  };
+
+  it('visits a receiver whose payer is withdrawing before every other, then the others oldest voucher first', async () => {
+    await start(PRICE);
+    const first = await receiverPaidOnce();
+    const second = await receiverPaidOnce();
+    // Last in the database's order, and its payer takes back what it was charged unless a claim comes first.
+    const withdrawing = await receiverPaidOnce();
+    await startWithdrawal(app, withdrawing.payer, withdrawing.channel.config, DEPOSIT);
+
+    const run = await app.app.get(ClaimerService).runOnce();
+    expect(await receiversOf(run.claims)).toEqual([withdrawing.payTo, first.payTo, second.payTo]);
+  });
+
+  it('stops visiting receivers with nothing withdrawing once it has run half its interval: the others go first next run, and its heartbeat is written each time', async () => {
+    // Each transaction the relayer sends reaches the chain 400 ms late (a claim and its settle: 0.8 s a receiver).
+    node = await startRpcRewriter(
+      workerChain().rpcUrl,
+      ({ result }) => result,
+      () => undefined,
+      ({ method }) => (method === 'eth_sendRawTransaction' ? 400 : 0),
+    );
+    await start(PRICE, node.url);
+    const receivers = [await receiverPaidOnce(), await receiverPaidOnce(), await receiverPaidOnce()];
+    // Runs every 600 ms, as the instance that claims: a budget of 300 ms, less than one transaction takes.
+    const claimer = claimerRunningEvery(app, 600);
+    const heartbeats = app.app.get(ClaimerHeartbeatStore);
+
+    const runs: string[][] = [];
+    for (const _ of receivers) {
+      const before = (await heartbeats.last())!.ageMs;
+      const run = await claimer.runOnce();
+      expect((await heartbeats.last())!.ageMs).toBeLessThan(before);
+      runs.push((await receiversOf(run.claims)) as string[]);
+    }
+    expect(runs).toEqual(receivers.map(({ payTo }) => [payTo]));
+
+    // Asked for by hand (force), a run has no budget: it claims everything at once.
+    await payPages(app, receivers[0].site, [PRICE]);
+    await payPages(app, receivers[1].site, [PRICE]);
+    expect((await claimer.runOnce({ force: true })).claims).toHaveLength(2);
+  }, 60_000);
+
+  it("reads from the node none of a receiver's channels while the database shows them not due (too little, none overdue, none withdrawing); once overdue they are read and claimed", async () => {
+    await start(loadConfig({}).chain.batchSettlement.claimMinMicros);
+    const { site } = await batchSettlementSite(app, newWallet().address);
+    for (let i = 0; i < 3; i++) await payPages(app, site, [PRICE]);
+    const reads = countChannelReads(app);
+    try {
+      const claimer = app.app.get(ClaimerService);
+      expect((await claimer.runOnce()).claims).toEqual([]);
+      expect(reads.count).toBe(0);
+
+      // Past every deadline (CLAIM_MAX_AGE_SECONDS): read, and claimed at once.
+      const later = new Date(Date.now() + 2 * 3_600_000);
+      expect((await claimer.runOnce({ now: later })).claims).toHaveLength(1);
+      expect(reads.count).toBeGreaterThanOrEqual(3);
+    } finally {
+      reads.restore();
+    }
+  });
+
+  it("with the escrow's withdrawals unreadable, still reads the queue: a payer withdrawing what it was charged is claimed though the database shows too little to be due", async () => {
+    // Every search of the escrow's log is refused: the run cannot tell who is withdrawing from events.
+    node = await startRpcRewriter(
+      workerChain().rpcUrl,
+      ({ result }) => result,
+      ({ method }) => (method === 'eth_getLogs' ? { code: -32603, message: 'logs unavailable' } : undefined),
+    );
+    await start(loadConfig({}).chain.batchSettlement.claimMinMicros, node.url);
+    const owing = await receiverPaidOnce();
+    await startWithdrawal(app, owing.payer, owing.channel.config, DEPOSIT);
+
+    const run = await app.app.get(ClaimerService).runOnce();
+    expect(await receiversOf(run.claims)).toEqual([owing.payTo]);
+  });
+});
+
+/** A new funded payer's channel on `site`, paying one page per running total of `totals` (its deposit with the first). */
+async function payPages(app: TestApp, site: TestSite, totals: bigint[]) {
+  const payer = newWallet();
+  await fundUsdc(app, payer.address, '1');
+  await fundEth(app, payer.address);
+  let channel: ReturnType<typeof testChannel> | undefined;
+  for (const [i, total] of totals.entries()) {
+    const offer = await batchGate(app, site);
+    channel ??= testChannel(app, payer, offer.accepted);
+    const paid = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+      body: { payment: await channel.payment(offer, total, i === 0 ? { deposit: DEPOSIT } : {}) },
+    });
+    expect(paid.status === 200 ? 200 : paid.body).toBe(200);
+  }
+  return { payer, channel: channel! };
+}
+
+/** A claimer on the app's database and chain, as the instance that runs one every `intervalMs` has (the app's own runs only when asked). */
+function claimerRunningEvery(app: TestApp, intervalMs: number): ClaimerService {
+  const chain = app.config.chain;
+  const config: AppConfig = {
+    ...app.config,
+    chain: { ...chain, batchSettlement: { ...chain.batchSettlement, claimIntervalMs: intervalMs } },
+  };
+  return new ClaimerService(
+    app.chain,
+    config,
+    app.database,
+    app.app.get(ChannelStore),
+    app.app.get(ClaimerHeartbeatStore),
+    app.app.get(StuckAheadService),
+  );
+}
+
+/** Counts the app's reads of a channel's state from the escrow (readChannel: one multicall each), passing each on. */
+function countChannelReads(app: TestApp) {
+  const client = app.chain.publicClient;
+  const escrow = app.chain.batchSettlement!.escrow.toLowerCase();
+  const multicall = encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'multicall', args: [[]] }).slice(
+    0,
+    10,
+  );
+  const reads = { count: 0, restore: () => spy.mockRestore() };
+  const call = client.call.bind(client);
+  const spy = jest.spyOn(client, 'call').mockImplementation(((args: Parameters<typeof client.call>[0]) => {
+    if (args.to?.toLowerCase() === escrow && args.data?.startsWith(multicall)) reads.count++;
+    return call(args);
+  }) as typeof client.call);
+  return reads;
+}

@@ -27,13 +27,18 @@ export interface ReceiverClaims {
   token: string;
 }
 
-/** A receiver (in one token) the claimer owes a claim or a settle. */
-export interface ReceiverOwed {
+/** A receiver's (in one token) channels of one withdraw delay with vouchers not yet claimed, summed up (unclaimedByReceiver). */
+export interface UnclaimedOfReceiver {
   receiver: string;
   token: string;
-  /** Since when: its oldest voucher not yet claimed, or claim not yet settled. */
+  withdrawDelay: number;
+  /** The oldest voucher not yet claimed. */
   since: Date;
-  /** A payer of one of its channels is withdrawing (receiversWithUnclaimed). */
+  /** What was charged above what is recorded claimed. */
+  owed: bigint;
+  /** A channel's vouchers went into calldata above what is recorded claimed. */
+  published: boolean;
+  /** A channel's payer is withdrawing, as the claimer last saw it. */
   withdrawing: boolean;
 }
 
@@ -126,10 +131,6 @@ export interface ClaimSigner {
   chainId: number;
   escrow: string;
   receiverAuthorizer: string;
-}
-
-function receiverKey({ receiver, token }: { receiver: string; token: string }): string {
-  return `${receiver}/${token}`;
 }
 
 function signedBy(signer: ClaimSigner) {
@@ -357,7 +358,7 @@ export class ChannelStore {
             FOR SHARE OF s, p),
        moved AS (
          UPDATE payment_channels
-            SET charged = $3::bigint, signature = $4, unclaimed_since = COALESCE(unclaimed_since, now()), updated_at = now()
+            SET charged = $3::bigint, signature = $4, unclaimed_since = LEAST(unclaimed_since, now()), updated_at = now()
           WHERE channel_id = $1 AND charged = $2::bigint AND refund_id IS NULL AND refunds_through <= $19::bigint
             AND EXISTS (SELECT 1 FROM terms)
          RETURNING channel_id),
@@ -635,38 +636,46 @@ export class ChannelStore {
     });
   }
 
-  /** The ids of this signer's channels with vouchers not yet claimed. */
-  async unclaimedChannelIds(signer: ClaimSigner): Promise<string[]> {
-    const channels = await this.db.prisma.paymentChannel.findMany({
+  /** This signer's channels with vouchers not yet claimed: each id, and what it was charged. */
+  unclaimedChannels(signer: ClaimSigner): Promise<{ channelId: string; charged: bigint }[]> {
+    return this.db.prisma.paymentChannel.findMany({
       where: { ...signedBy(signer), unclaimedSince: { not: null } },
-      select: { channelId: true },
+      select: { channelId: true, charged: true },
     });
-    return channels.map(({ channelId }) => channelId);
   }
 
   /**
-   * Receivers (and tokens) with anything unclaimed: since when (their oldest voucher not claimed),
-   * and whether a payer of theirs is withdrawing (a channel among `withdrawingIds`, or seen
-   * withdrawing before, as unclaimedAmong counts it).
+   * What this signer's channels with vouchers not yet claimed come to, per receiver, token and
+   * withdraw delay (a channel's claim deadline follows its own delay): since when (the oldest voucher
+   * not claimed), what was charged above what is recorded claimed, whether a claim of ours (or a
+   * refund) put vouchers above that into calldata, and whether a payer is withdrawing (seen so:
+   * markWithdrawalsSeen, markClaimed).
    */
-  async receiversWithUnclaimed(signer: ClaimSigner, withdrawingIds: readonly string[]): Promise<ReceiverOwed[]> {
-    const unclaimed = { ...signedBy(signer), unclaimedSince: { not: null } };
-    const oldest = await this.db.prisma.paymentChannel.groupBy({
-      by: ['receiver', 'token'],
-      where: unclaimed,
-      _min: { unclaimedSince: true },
-    });
-    const withdrawing = await this.db.prisma.paymentChannel.findMany({
-      where: { ...unclaimed, OR: [{ channelId: { in: [...withdrawingIds] } }, { withdrawalSeen: true }] },
-      distinct: ['receiver', 'token'],
-      select: { receiver: true, token: true },
-    });
-    const withdrawingKeys = new Set(withdrawing.map(receiverKey));
-    return oldest.map((row) => ({
+  async unclaimedByReceiver(signer: ClaimSigner): Promise<UnclaimedOfReceiver[]> {
+    const rows = await this.db.sql.query<{
+      receiver: string;
+      token: string;
+      withdraw_delay: number;
+      since: Date | string;
+      owed: string;
+      published: boolean;
+      withdrawing: boolean;
+    }>(
+      `SELECT receiver, token, withdraw_delay, MIN(unclaimed_since) AS since, SUM(charged - claimed)::text AS owed,
+              BOOL_OR(published > claimed) AS published, BOOL_OR(withdrawal_seen) AS withdrawing
+         FROM payment_channels
+        WHERE chain_id = $1 AND escrow = $2 AND receiver_authorizer = $3 AND unclaimed_since IS NOT NULL
+        GROUP BY receiver, token, withdraw_delay`,
+      [signer.chainId, signer.escrow.toLowerCase(), signer.receiverAuthorizer.toLowerCase()],
+    );
+    return rows.map((row) => ({
       receiver: row.receiver,
       token: row.token,
-      since: row._min.unclaimedSince!,
-      withdrawing: withdrawingKeys.has(receiverKey(row)),
+      withdrawDelay: row.withdraw_delay,
+      since: new Date(row.since),
+      owed: BigInt(row.owed),
+      published: row.published,
+      withdrawing: row.withdrawing,
     }));
   }
 
@@ -676,18 +685,16 @@ export class ChannelStore {
    * oldest such claim): the claimed amount waits in the escrow until a settle sends it on. A week:
    * the claimer tries every run, and one settled by someone else is not asked about for ever.
    */
-  async receiversWithUnsettledClaims(chainId: number, now = new Date()): Promise<ReceiverOwed[]> {
+  async receiversWithUnsettledClaims(
+    chainId: number,
+    now = new Date(),
+  ): Promise<{ receiver: string; token: string; since: Date }[]> {
     const rows = await this.db.prisma.channelClaim.groupBy({
       by: ['receiver', 'token'],
       where: { chainId, settleTxHash: null, createdAt: { gte: new Date(now.getTime() - UNSETTLED_CLAIM_WINDOW_MS) } },
       _min: { createdAt: true },
     });
-    return rows.map((row) => ({
-      receiver: row.receiver,
-      token: row.token,
-      since: row._min.createdAt!,
-      withdrawing: false,
-    }));
+    return rows.map((row) => ({ receiver: row.receiver, token: row.token, since: row._min.createdAt! }));
   }
 
   /** The landed claims of this receiver and token with no settle recorded: the ones a settle sent now sends on. */
@@ -711,7 +718,9 @@ export class ChannelStore {
    * that holds nothing more to claim and was charged nothing since waits `readAgainAfterSeconds`
    * before it is read again: charged above what it holds, it must not stand at the front of the
    * queue, crowding out the channels charged since; nor may it leave the queue, since the read may
-   * come from a node behind the chain (one that has not seen a deposit with vouchers on it).
+   * come from a node behind the chain (one that has not seen a deposit with vouchers on it). A
+   * voucher charged on it later brings that date back to its own (recordVoucher): its claim's age
+   * deadline runs from when it was taken.
    */
   async markClaimed(
     channelId: string,

@@ -37,10 +37,11 @@ import {
   ChannelStore,
   type ClaimSigner,
   type ReceiverClaims,
-  type ReceiverOwed,
   type SentTransaction,
+  type UnclaimedOfReceiver,
 } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
+import { HarmlessWithdrawals } from './harmless-withdrawals';
 import { StuckAheadService } from './stuck-ahead.service';
 
 /**
@@ -107,7 +108,7 @@ export interface ClaimRun {
  * A run's length: vouchers are taken only while a run finished lately (someoneKeepsUp), so a run
  * visits the receivers with a payer withdrawing first, all of them, then the others longest-waiting
  * first for half its interval at most (pastBudget), and reads a receiver's queue from the node only
- * when the database shows it worth reading (worthReading): many receivers due at once, or thousands
+ * when the database shows it due (receiversToVisit): many receivers due at once, or thousands
  * of small channels, make more runs, not a run long enough to turn vouchers away.
  */
 @Injectable()
@@ -117,6 +118,8 @@ export class ClaimerService {
   private lastCompletedRunAt: number | null = null;
   /** The head up to which this instance last read the escrow's withdrawals (withdrawingChannelIds). */
   private withdrawalsReadUpTo: bigint | undefined;
+  /** Withdrawals read to take nothing charged: not counted as withdrawing again at every run. */
+  private readonly harmlessWithdrawals = new HarmlessWithdrawals();
 
   /** The relayer's gas, last read for relayerCanClaimNow. */
   private gasReading?: { at: number; canClaim: Promise<boolean> };
@@ -150,7 +153,7 @@ export class ClaimerService {
     let failed = false;
     const signer = this.signer(batch);
     await this.warnOfStranded(signer);
-    const unclaimed = await this.store.unclaimedChannelIds(signer);
+    const unclaimed = await this.store.unclaimedChannels(signer);
     const withdrawals: Withdrawals =
       unclaimed.length === 0
         ? { ids: [], read: true }
@@ -158,34 +161,39 @@ export class ClaimerService {
             (ids) => ({ ids, read: true }),
             (error: Error) => {
               failed = true;
-              this.logger.warn(`reading the escrow's withdrawals failed; claiming in queue order: ${error.message}`);
+              this.logger.warn(
+                `reading the escrow's withdrawals failed; every receiver's queue is read, with no time limit: ${error.message}`,
+              );
               return { ids: [], read: false };
             },
           );
-    const visits = inVisitOrder(
-      await this.store.receiversWithUnclaimed(signer, withdrawals.ids),
-      // A receiver whose last claim was never settled is visited too, with nothing to claim: its settle is sent.
+    const now = options.now ?? new Date();
+    const visits = receiversToVisit(
+      await this.store.unclaimedByReceiver(signer),
       await this.store.receiversWithUnsettledClaims(this.chain.chainId),
+      // Without the escrow's log, a receiver's queue is the only place a withdrawal shows.
+      { now, settings: this.config.chain.batchSettlement, readEveryQueue: options.force === true || !withdrawals.read },
     );
+    // Without the log this run cannot count (failed), and a limit would only hide withdrawals.
+    const budgeted = withdrawals.read && !options.force;
     let routineVisits = 0;
-    for (const [i, { receiver, token, withdrawing }] of visits.entries()) {
-      if (!withdrawing && routineVisits > 0 && this.pastBudget(started, options)) {
+    for (const [i, visit] of visits.entries()) {
+      if (budgeted && !visit.withdrawing && routineVisits > 0 && this.pastBudget(started)) {
         this.logger.log(`${visits.length - i} receiver(s) with nothing withdrawing wait for the next run, first in it`);
         break;
       }
-      if (!withdrawing) routineVisits++;
-      await this.claimReceiver(batch, signer, receiver as Address, token as Address, withdrawals, options, run).catch(
-        (error: Error) => {
-          if (error instanceof SettleReverted) {
-            this.logger.error(
-              `settling to ${receiver} reverted; what its claims collected stays in the escrow, credited to it, and the next run tries again: ${error.message}`,
-            );
-            return;
-          }
-          failed = true;
-          this.logger.warn(`claiming for ${receiver} failed; the next run tries again: ${error.message}`);
-        },
-      );
+      if (!visit.withdrawing) routineVisits++;
+      const { receiver, token } = visit;
+      await this.claimReceiver(batch, signer, visit, withdrawals, options, run).catch((error: Error) => {
+        if (error instanceof SettleReverted) {
+          this.logger.error(
+            `settling to ${receiver} reverted; what its claims collected stays in the escrow, credited to it, and the next run tries again: ${error.message}`,
+          );
+          return;
+        }
+        failed = true;
+        this.logger.warn(`claiming for ${receiver} (${token}) failed; the next run tries again: ${error.message}`);
+      });
     }
     // A run that fails here may leave the heartbeat stale: the next voucher reads it again, not a reading of up to 5 s.
     this.recentHeartbeatAt = undefined;
@@ -201,12 +209,12 @@ export class ClaimerService {
    * Whether a scheduled run that started at `started` has used its time for receivers with nothing
    * withdrawing: half its interval. Vouchers are taken only while a run finished within three
    * intervals (someoneKeepsUp), so a run is kept short whatever is due: a receiver it leaves waits
-   * for the next run, in which it comes first (inVisitOrder), and one with a payer withdrawing is
-   * never left. A run asked for (force), or on an instance that runs one only when asked, has no budget.
+   * for the next run, in which it comes first (receiversToVisit), and one with a payer withdrawing is
+   * never left. An instance that runs one only when asked has no budget.
    */
-  private pastBudget(started: number, { force }: { force?: boolean }): boolean {
+  private pastBudget(started: number): boolean {
     const { claimIntervalMs } = this.config.chain.batchSettlement;
-    return !force && claimIntervalMs > 0 && performance.now() - started >= claimIntervalMs / 2;
+    return claimIntervalMs > 0 && performance.now() - started >= claimIntervalMs / 2;
   }
 
   private signer(batch: BatchSettlementChain): ClaimSigner {
@@ -278,13 +286,13 @@ export class ClaimerService {
   private async claimReceiver(
     batch: BatchSettlementChain,
     signer: ClaimSigner,
-    receiver: Address,
-    token: Address,
+    visit: ReceiverVisit,
     withdrawals: Withdrawals,
     options: { force?: boolean; now?: Date },
     run: ClaimRun,
   ): Promise<void> {
-    const settings = this.config.chain.batchSettlement;
+    const receiver = visit.receiver as Address;
+    const token = visit.token as Address;
     // A withdrawal's delay is its channel's deadline: every withdrawing channel is claimed this
     // run, ahead of the queue, however many channels (an attacker's, say) wait before it there:
     // those of the recent WithdrawInitiated events, and those seen withdrawing before (a read, or
@@ -326,10 +334,12 @@ export class ClaimerService {
     // a routine claim refused for fees (a spike between the two maximums) stops the run, and would
     // otherwise hold back the urgent channels of the slices after it.
     await this.sendClaims(batch, receiver, token, await this.claimsOf(batch, withdrawing, now), options, run);
-    const queued = await this.store.unclaimed(signer, receiver, token, settings.claimMaxChannels);
-    // The node is asked about the queue only when the database shows it due, or cannot tell (worthReading).
-    if (options.force || !withdrawals.read || worthReading(queued, now, settings))
+    // The node is asked about the queue only when the database shows it due, or cannot tell (receiversToVisit).
+    if (visit.readQueue) {
+      const { claimMaxChannels } = this.config.chain.batchSettlement;
+      const queued = await this.store.unclaimed(signer, receiver, token, claimMaxChannels);
       await this.claimChannels(batch, receiver, token, queued, options, run);
+    }
     const owed = await unsettled(this.chain, batch, receiver, token);
     if (owed === 0n) return;
     await this.settle(batch, of, owed, run);
@@ -473,6 +483,11 @@ export class ClaimerService {
    */
   private async readAndMarkClaimed(batch: BatchSettlementChain, channel: PaymentChannel): Promise<OnChainChannel> {
     const { confirmed, latest } = await readChannelAtBothDepths(this.chain, batch, channel.channelId as Hex);
+    this.harmlessWithdrawals.record(channel.channelId, {
+      harmless: latest.withdrawal !== null && !withdrawalTakesCharged(channel.charged, latest),
+      charged: channel.charged,
+      logReadUpTo: this.withdrawalsReadUpTo,
+    });
     await this.store.markClaimed(channel.channelId, confirmed.totalClaimed, {
       balance: latest.balance,
       charged: channel.charged,
@@ -690,17 +705,21 @@ export class ClaimerService {
    * RECENT_LOG_BLOCKS (chain.recentLogBlocks), and back to the block after the last read when that
    * is further (runs further apart than those blocks must not leave a withdrawal between two reads
    * unseen); read once a run (a call per WITHDRAWAL_QUERY_CHANNELS channels, or a few more on a
-   * node capping eth_getLogs's range). Each is recorded seen withdrawing (markWithdrawalsSeen), so
-   * it stays among its receiver's withdrawing channels past that window and a restart.
+   * node capping eth_getLogs's range), less those a read since their last event found taking
+   * nothing charged (HarmlessWithdrawals). Each is recorded seen withdrawing (markWithdrawalsSeen),
+   * so it stays among its receiver's withdrawing channels past that window and a restart.
    */
-  private async withdrawingChannelIds(batch: BatchSettlementChain, unclaimed: readonly string[]): Promise<string[]> {
+  private async withdrawingChannelIds(
+    batch: BatchSettlementChain,
+    unclaimed: readonly { channelId: string; charged: bigint }[],
+  ): Promise<string[]> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const recent = firstRecentBlock(this.chain, head);
     const readUpTo = this.withdrawalsReadUpTo;
     const since = readUpTo !== undefined && readUpTo < recent ? readUpTo + 1n : recent;
     const logs = [];
     for (let first = 0; first < unclaimed.length; first += WITHDRAWAL_QUERY_CHANNELS) {
-      const channelId = unclaimed.slice(first, first + WITHDRAWAL_QUERY_CHANNELS) as Hex[];
+      const channelId = unclaimed.slice(first, first + WITHDRAWAL_QUERY_CHANNELS).map((c) => c.channelId as Hex);
       logs.push(
         ...(await eventsInSpans(this.chain.logSpan, since, head, (fromBlock, toBlock) =>
           this.chain.publicClient.getContractEvents({
@@ -714,7 +733,12 @@ export class ClaimerService {
         )),
       );
     }
-    const ids = [...new Set(logs.flatMap((log) => (log.args.channelId ? [log.args.channelId.toLowerCase()] : [])))];
+    const lastEventOf = new Map<string, bigint>();
+    for (const { args, blockNumber } of logs) {
+      const id = args.channelId?.toLowerCase();
+      if (id && blockNumber !== null && blockNumber >= (lastEventOf.get(id) ?? 0n)) lastEventOf.set(id, blockNumber);
+    }
+    const ids = this.harmlessWithdrawals.unjudged(lastEventOf, unclaimed);
     // Remembered past the window and a restart (unclaimedAmong), before the read is counted done.
     await this.store.markWithdrawalsSeen(ids);
     this.withdrawalsReadUpTo = head;
@@ -730,35 +754,9 @@ interface Withdrawals {
   read: boolean;
 }
 
-/**
- * Receivers in the order a run visits them: those with a payer withdrawing first (their deadline
- * runs), then by how long they have waited (their oldest voucher not claimed, or claim not
- * settled), so a receiver a run left for lack of time (pastBudget) comes first in the next.
- */
-export function inVisitOrder(...lists: (readonly ReceiverOwed[])[]): ReceiverOwed[] {
-  const byReceiver = new Map<string, ReceiverOwed>();
-  for (const one of lists.flat()) {
-    const key = `${one.receiver}/${one.token}`;
-    const seen = byReceiver.get(key);
-    byReceiver.set(
-      key,
-      seen
-        ? {
-            ...seen,
-            withdrawing: seen.withdrawing || one.withdrawing,
-            since: one.since < seen.since ? one.since : seen.since,
-          }
-        : one,
-    );
-  }
-  return [...byReceiver.values()].sort(
-    (a, b) => Number(b.withdrawing) - Number(a.withdrawing) || a.since.getTime() - b.since.getTime(),
-  );
-}
-
 /** Whether the channel's oldest voucher not claimed is past its deadline (claimDeadlineMs): due whatever its amount. */
 function isOverdue(
-  { unclaimedSince, withdrawDelay }: PaymentChannel,
+  { unclaimedSince, withdrawDelay }: Pick<PaymentChannel, 'unclaimedSince' | 'withdrawDelay'>,
   now: Date,
   settings: { claimMaxAgeSeconds: number; claimIntervalMs: number },
 ): boolean {
@@ -767,26 +765,77 @@ function isOverdue(
   );
 }
 
+/** A receiver (in one token) a run visits, and why. */
+export interface ReceiverVisit {
+  receiver: string;
+  token: string;
+  /** A payer of its channels is withdrawing: its deadline runs, and no budget leaves it. */
+  withdrawing: boolean;
+  /** Its queue is read from the node: the database shows it due, or the run cannot tell (readEveryQueue). */
+  readQueue: boolean;
+  /** Since when it waits: its oldest voucher not claimed, or claim not settled. */
+  since: Date;
+}
+
 /**
- * Whether a receiver's queued channels (its oldest, one claim's worth) are worth reading from the
- * node: the database shows them due by size or age, or a claim of ours (or a refund) put vouchers
- * above what it records claimed into calldata, which the chain may hold claimed by now (recorded
- * once read, so the channel leaves the queue). A queue worth no read needs none while the escrow's
- * log was read: the chain can only show less to claim (its total claimed is at least the one
- * recorded, and a claim reaches at most what was charged), and its one other reason to claim (a
- * withdrawal taking what was charged) is what the log tells, or, older than its window, is
- * overtaken by the age deadline, well inside any withdrawal's delay.
+ * The receivers a run visits, in order: those with a payer withdrawing (their deadline runs), then
+ * those the database shows due, then those with only a settle owed (what their claims collected is
+ * in the escrow, credited to them, at no payer's reach), each longest-waiting first, so a receiver a
+ * run left for lack of time (pastBudget) comes first in the next. A receiver with none of these is
+ * not visited: it would cost a run reads and time for nothing.
+ *
+ * Due by the database: what was charged above what is recorded claimed reaches CLAIM_MIN_MICROS,
+ * a voucher is past its age deadline, or a claim of ours (or a refund) put vouchers above what is
+ * recorded claimed into calldata, which the chain may hold claimed by now (recorded once read). One
+ * it shows not due needs no read of the node while the escrow's log was read: the chain can only
+ * show less to claim (its total claimed is at least the one recorded, and a claim reaches at most
+ * what was charged), and its one other reason to claim (a withdrawal taking what was charged) is
+ * what the log tells, or, older than the log's window, is overtaken by the age deadline, well
+ * inside any withdrawal's delay. A queue due by the sum of all its receiver's channels may still
+ * not be due in its first CLAIM_MAX_CHANNELS: read, and left.
  */
-function worthReading(
-  queued: readonly PaymentChannel[],
-  now: Date,
-  settings: { claimMinMicros: bigint; claimMaxAgeSeconds: number; claimIntervalMs: number },
-): boolean {
-  const owed = queued.reduce((sum, channel) => sum + (channel.charged - channel.claimed), 0n);
-  return (
-    owed >= settings.claimMinMicros ||
-    queued.some((channel) => channel.published > channel.claimed || isOverdue(channel, now, settings))
-  );
+export function receiversToVisit(
+  unclaimed: readonly UnclaimedOfReceiver[],
+  unsettled: readonly { receiver: string; token: string; since: Date }[],
+  {
+    now,
+    settings,
+    readEveryQueue,
+  }: {
+    now: Date;
+    settings: { claimMinMicros: bigint; claimMaxAgeSeconds: number; claimIntervalMs: number };
+    /** A forced run, or one that could not read the escrow's log. */
+    readEveryQueue: boolean;
+  },
+): ReceiverVisit[] {
+  const keyOf = ({ receiver, token }: { receiver: string; token: string }) => `${receiver}/${token}`;
+  const byReceiver = new Map<string, ReceiverVisit & { owed: bigint }>();
+  for (const group of unclaimed) {
+    const seen = byReceiver.get(keyOf(group));
+    const overdue = isOverdue({ unclaimedSince: group.since, withdrawDelay: group.withdrawDelay }, now, settings);
+    byReceiver.set(keyOf(group), {
+      receiver: group.receiver,
+      token: group.token,
+      withdrawing: (seen?.withdrawing ?? false) || group.withdrawing,
+      readQueue: (seen?.readQueue ?? false) || readEveryQueue || group.published || overdue,
+      since: seen && seen.since < group.since ? seen.since : group.since,
+      owed: (seen?.owed ?? 0n) + group.owed,
+    });
+  }
+  const visits = new Map<string, ReceiverVisit & { rank: number }>();
+  for (const { owed, ...visit } of byReceiver.values()) {
+    const readQueue = visit.readQueue || owed >= settings.claimMinMicros;
+    if (visit.withdrawing || readQueue)
+      visits.set(keyOf(visit), { ...visit, readQueue, rank: visit.withdrawing ? 0 : 1 });
+  }
+  for (const one of unsettled) {
+    const visit = visits.get(keyOf(one));
+    if (!visit) visits.set(keyOf(one), { ...one, withdrawing: false, readQueue: false, rank: 2 });
+    else if (one.since < visit.since) visit.since = one.since;
+  }
+  return [...visits.values()]
+    .sort((a, b) => a.rank - b.rank || a.since.getTime() - b.since.getTime())
+    .map(({ rank: _rank, ...visit }) => visit);
 }
 
 /** A channel's row in a claim, as this run read it. */

@@ -1,0 +1,69 @@
+import type { UnclaimedOfReceiver } from './channel.store';
+import { receiversToVisit } from './claimer.service';
+
+describe('receiversToVisit', () => {
+  const now = new Date('2026-12-07T12:00:00Z');
+  const settings = { claimMinMicros: 1_000n, claimMaxAgeSeconds: 3_600, claimIntervalMs: 60_000 };
+  const minutesAgo = (minutes: number) => new Date(now.getTime() - minutes * 60_000);
+  const group = (receiver: string, over: Partial<UnclaimedOfReceiver> = {}): UnclaimedOfReceiver => ({
+    receiver,
+    token: '0xt',
+    withdrawDelay: 86_400,
+    since: minutesAgo(5),
+    owed: 10n,
+    published: false,
+    withdrawing: false,
+    ...over,
+  });
+  const visit = (unclaimed: UnclaimedOfReceiver[], unsettled: { receiver: string; since: Date }[] = [], all = false) =>
+    receiversToVisit(
+      unclaimed,
+      unsettled.map((one) => ({ ...one, token: '0xt' })),
+      { now, settings, readEveryQueue: all },
+    ).map(({ receiver, withdrawing, readQueue }) => ({ receiver, withdrawing, readQueue }));
+
+  it('leaves out a receiver the database shows not due: too little, none overdue, none withdrawing, nothing published', () => {
+    expect(visit([group('0xsmall')])).toEqual([]);
+  });
+
+  it('visits those due by size (summed over their withdraw delays), age (each delay its own deadline) or a published claim, longest-waiting first', () => {
+    expect(
+      visit([
+        group('0xsized', { owed: 600n, since: minutesAgo(10) }),
+        group('0xsized', { owed: 400n, withdrawDelay: 3_600, since: minutesAgo(20) }),
+        // A quarter of a 3,600 s delay is 15 minutes: overdue.
+        group('0xaged', { withdrawDelay: 3_600, since: minutesAgo(16) }),
+        group('0xpublished', { published: true, since: minutesAgo(30) }),
+      ]),
+    ).toEqual([
+      { receiver: '0xpublished', withdrawing: false, readQueue: true },
+      { receiver: '0xsized', withdrawing: false, readQueue: true },
+      { receiver: '0xaged', withdrawing: false, readQueue: true },
+    ]);
+  });
+
+  it('puts a receiver with a payer withdrawing first, its queue read only when due; one owed only a settle last', () => {
+    expect(
+      visit(
+        [
+          group('0xdue', { owed: 1_000n, since: minutesAgo(50) }),
+          group('0xwithdrawing', { withdrawing: true, since: minutesAgo(1) }),
+          group('0xsmall', { since: minutesAgo(40) }),
+        ],
+        [
+          { receiver: '0xsmall', since: minutesAgo(600) },
+          { receiver: '0xdue', since: minutesAgo(700) },
+        ],
+      ),
+    ).toEqual([
+      { receiver: '0xwithdrawing', withdrawing: true, readQueue: false },
+      // Its older unsettled claim makes it wait longer, still among the due.
+      { receiver: '0xdue', withdrawing: false, readQueue: true },
+      { receiver: '0xsmall', withdrawing: false, readQueue: false },
+    ]);
+  });
+
+  it('reads every queue when asked to (a forced run, or the escrow log unread)', () => {
+    expect(visit([group('0xsmall')], [], true)).toEqual([{ receiver: '0xsmall', withdrawing: false, readQueue: true }]);
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * Pending withdrawals a read of their channel found to take nothing charged (a unit asked back and
+ * never finalized, say), remembered so that the escrow's log, which names them again at every run
+ * for as long as its window holds their event, does not put their channel among the withdrawing
+ * again: those are read at every run, ahead of any time limit, and a payer's thousands of such
+ * channels would stretch every run. One is judged again once its channel has a later
+ * WithdrawInitiated event than the log showed before that read (a new withdrawal), or was charged
+ * since (what it would take may have changed). In memory: after a restart each is read once more.
+ */
+export class HarmlessWithdrawals {
+  private readonly judged = new Map<string, { logReadUpTo: bigint; charged: bigint }>();
+
+  /**
+   * A read of the channel, charged `charged` and made after the escrow's log was read up to block
+   * `logReadUpTo` (undefined: never read), found a pending withdrawal taking nothing charged
+   * (`harmless`), or not.
+   */
+  record(channelId: string, read: { harmless: boolean; charged: bigint; logReadUpTo: bigint | undefined }): void {
+    if (read.harmless && read.logReadUpTo !== undefined)
+      this.judged.set(channelId, { logReadUpTo: read.logReadUpTo, charged: read.charged });
+    else this.judged.delete(channelId);
+  }
+
+  /**
+   * Of the unclaimed channels the log names (each with the block of its last WithdrawInitiated
+   * event), those not judged harmless since that event at what they are charged now (`unclaimed`).
+   * Channels no longer unclaimed are forgotten.
+   */
+  unjudged(
+    lastEventOf: ReadonlyMap<string, bigint>,
+    unclaimed: readonly { channelId: string; charged: bigint }[],
+  ): string[] {
+    const chargedOf = new Map(unclaimed.map(({ channelId, charged }) => [channelId, charged]));
+    for (const channelId of [...this.judged.keys()]) if (!chargedOf.has(channelId)) this.judged.delete(channelId);
+    return [...lastEventOf]
+      .filter(([channelId, block]) => {
+        const [judged, charged] = [this.judged.get(channelId), chargedOf.get(channelId)];
+        if (charged === undefined) return false;
+        return !judged || block > judged.logReadUpTo || charged !== judged.charged;
+      })
+      .map(([channelId]) => channelId);
+  }
+}

@@ -38,7 +38,7 @@ describe('ChannelStore.markClaimed', () => {
   /** A voucher taken: what recordVoucher's move does to the channel. */
   const charge = (channelId: string, charged: bigint) =>
     test.database.sql.query(
-      `UPDATE payment_channels SET charged = $2::bigint, unclaimed_since = COALESCE(unclaimed_since, now()) WHERE channel_id = $1`,
+      `UPDATE payment_channels SET charged = $2::bigint, unclaimed_since = LEAST(unclaimed_since, now()) WHERE channel_id = $1`,
       [channelId, charged.toString()],
     );
   const unclaimedSince = async (channelId: string) =>

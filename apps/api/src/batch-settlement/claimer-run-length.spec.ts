@@ -206,6 +206,26 @@ describe("the claimer's run", () => {
       reads.restore();
     }
   });
+
+  it("brings a channel pushed behind the queue (read as holding nothing more) back to its new voucher's date: that voucher's age deadline runs from when it was taken", async () => {
+    await start(loadConfig({}).chain.batchSettlement.claimMinMicros);
+    const paid = await receiverPaidOnce();
+    const channelId = paid.channel.channelId.toLowerCase();
+    const unclaimedSince = async () =>
+      (await app.database.prisma.paymentChannel.findUniqueOrThrow({ where: { channelId } })).unclaimedSince!;
+    // A node behind the chain said the channel holds nothing: read again in an hour.
+    await app.app
+      .get(ChannelStore)
+      .markClaimed(channelId, 0n, { balance: 0n, charged: PRICE, readAgainAfterSeconds: 3_600 });
+    expect((await unclaimedSince()).getTime()).toBeGreaterThan(Date.now() + 3_000_000);
+
+    const offer = await batchGate(app, paid.site);
+    const next = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+      body: { payment: await paid.channel.payment(offer, 2n * PRICE) },
+    });
+    expect(next.status).toBe(200);
+    expect((await unclaimedSince()).getTime()).toBeLessThanOrEqual(Date.now());
+  });
 });
 
 /** A new funded payer's channel on `site`, paying one page per running total of `totals` (its deposit with the first). */

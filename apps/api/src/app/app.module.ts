@@ -22,6 +22,7 @@ import { PaymentsService } from '../payments/payments.service';
 import { PaymentStore } from '../payments/payment.store';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { SimulationBudget } from '../payments/simulation-budget';
+import { ForgedGateBudget } from '../rate-limit/forged-gates';
 import { ChannelStore } from '../batch-settlement/channel.store';
 import { ClaimerService } from '../batch-settlement/claimer.service';
 import { ClaimerHeartbeatStore } from '../batch-settlement/claimer-heartbeat.store';
@@ -127,6 +128,7 @@ export class AppModule {
         PaymentStore,
         RelayRefusalsStore,
         SimulationBudget,
+        ForgedGateBudget,
         ReconcilerService,
         GateCounterService,
         VoucherPaymentsService,

@@ -166,7 +166,7 @@ export class VoucherPaymentsService {
     // Nothing for a gate the lookup refuses without reading anything (another chain's or asset's, or
     // expired): such a forged id buys no database read. One the lookup reads before refusing it (its
     // MAC needs the site's secret) buys one read more and, for an admitted payer, a signature check
-    // (a fraction of a millisecond), within verify's rate limit.
+    // (a fraction of a millisecond), within FORGED_GATES_PER_CLIENT a minute per client.
     if (!batch || !terms || !parsed.ok || !isGateOfChain(terms, this.chain) || !(terms.exp > Date.now() / 1000))
       return undefined;
     const channelId = this.candidateChannel(this.channelCheck(terms, batch, parsed.payment), parsed.payment);

@@ -35,6 +35,13 @@ import { GateCounterService } from './gate-counter.service';
 
 export const GATE_NOT_FOUND = 'Gate not found or expired';
 
+/** 404 for a gate id no usable secret of its site signed (its client is counted: ForgedGateBudget); answered as any unknown gate. */
+export class ForgedGate extends ApiError {
+  constructor() {
+    super(404, GATE_NOT_FOUND);
+  }
+}
+
 /** The payment terms of a gate's site as they are now: a site deleted since has no gate to pay (404). */
 export async function gateSiteTerms(
   sites: SitePaymentTermsStore,
@@ -335,7 +342,7 @@ export class GatesService {
       // revocation the secrets' read then saw.
       const held =
         check.reason === 'bad_signature' ? ((await paymentRead) ?? (await this.payments.byGate(terms.ref))) : null;
-      if (!held || !isPaymentThrough(held, id, terms)) throw notFound(GATE_NOT_FOUND);
+      if (!held || !isPaymentThrough(held, id, terms)) throw new ForgedGate();
       // A secret retired long ago: should anything reach a new claim, it is refused.
       const gate = { ...terms, asset: this.chain.usdc, id, kid: held.tokenKid ?? '', secretRetiresAt: new Date(0) };
       return { gate, payment: held, site };

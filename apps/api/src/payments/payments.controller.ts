@@ -1,7 +1,10 @@
-import { Body, Controller, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ForgedGate } from '../gates/gates.service';
+import { ForgedGateBudget } from '../rate-limit/forged-gates';
 import { LimitPerGate } from '../rate-limit/limits';
+import { trackByIp } from '../rate-limit/trackers';
 import { PaidView, PaymentRejectedView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { PaymentsService } from './payments.service';
 
@@ -9,7 +12,10 @@ import { PaymentsService } from './payments.service';
 @ApiExtraModels(PaidView, RefundedView)
 @Controller('gates/:id/verify')
 export class PaymentsController {
-  constructor(private readonly payments: PaymentsService) {}
+  constructor(
+    private readonly payments: PaymentsService,
+    private readonly forgedGates: ForgedGateBudget,
+  ) {}
 
   @Post()
   @LimitPerGate(50)
@@ -59,9 +65,16 @@ export class PaymentsController {
   async verify(
     @Param('id') id: string,
     @Body() body: VerifyPaymentDto,
+    @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PaidView | PendingView | RefundedView> {
-    const outcome = await this.payments.verify(id, body);
+    // Made-up gate ids cost reads and each opens a bucket of the per-gate limit: counted per client.
+    const client = await trackByIp(request);
+    this.forgedGates.assertNotHeldOff(client);
+    const outcome = await this.payments.verify(id, body).catch(async (error: unknown) => {
+      if (error instanceof ForgedGate) await this.forgedGates.count(client);
+      throw error;
+    });
     void reply.header('cache-control', 'no-store');
     if (outcome.kind === 'pending') void reply.status(202).header('retry-after', '5');
     else void reply.status(200);

@@ -145,3 +145,13 @@ export const LimitPerWalletAndClient = () =>
 
 /** A route no limit applies to (health checks). */
 export const Unlimited = () => applyDecorators(SkipThrottle(), ApiExtension(RATE_LIMIT_EXTENSION, false));
+
+/**
+ * Gate ids no usable secret of their site signed, sent to verify, per client IP: each costs the
+ * database its reads before the 404, and each opens a fresh bucket of the route's limit per gate
+ * (LimitPerGate). Past it, that client's verifies answer 429 until the minute is over, before any
+ * read (ForgedGateBudget). A middleware checks a gate's MAC before it forwards a payment, so the
+ * clients that reach this are the ones making ids up (or a middleware still holding a secret the
+ * API revoked); an expired gate its site signed counts nothing.
+ */
+export const FORGED_GATES_PER_CLIENT = { limit: 100, ttl: MINUTE };

@@ -142,18 +142,28 @@ export function escrowRead<T>(
 }
 
 /** The payer starts withdrawing `amount` of its channel (the escrow's initiateWithdraw), and waits for it to be mined. */
-export async function startWithdrawal(
+export function startWithdrawal(
   app: Pick<TestApp, 'chain'>,
   payer: PrivateKeyAccount,
   config: ChannelConfig,
   amount: bigint,
 ): Promise<void> {
+  return payerCallsEscrow(app, payer, 'initiateWithdraw', [config, amount]);
+}
+
+/** The payer's own call of the escrow (a withdrawal started or finished), mined. */
+export async function payerCallsEscrow(
+  app: Pick<TestApp, 'chain'>,
+  payer: PrivateKeyAccount,
+  functionName: 'initiateWithdraw' | 'finalizeWithdraw',
+  args: readonly unknown[],
+): Promise<void> {
   const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
   const hash = await wallet.writeContract({
     address: app.chain.batchSettlement!.escrow,
     abi: batchSettlementAbi,
-    functionName: 'initiateWithdraw',
-    args: [config, amount],
+    functionName,
+    args,
   } as never);
   await app.chain.publicClient.waitForTransactionReceipt({ hash });
 }

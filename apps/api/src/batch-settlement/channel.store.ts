@@ -34,7 +34,7 @@ export interface UnclaimedOfReceiver {
   withdrawDelay: number;
   /** The oldest voucher not yet claimed. */
   since: Date;
-  /** What was charged above what is recorded claimed. */
+  /** What was charged above what is recorded claimed, on channels not pushed behind the queue. */
   owed: bigint;
   /** A channel's vouchers went into calldata above what is recorded claimed. */
   published: boolean;
@@ -647,7 +647,8 @@ export class ChannelStore {
   /**
    * What this signer's channels with vouchers not yet claimed come to, per receiver, token and
    * withdraw delay (a channel's claim deadline follows its own delay): since when (the oldest voucher
-   * not claimed), what was charged above what is recorded claimed, whether a claim of ours (or a
+   * not claimed), what was charged above what is recorded claimed (leaving out channels pushed
+   * behind the queue, read as holding no more: markClaimed), whether a claim of ours (or a
    * refund) put vouchers above that into calldata, and whether a payer is withdrawing (seen so:
    * markWithdrawalsSeen, markClaimed).
    */
@@ -661,7 +662,8 @@ export class ChannelStore {
       published: boolean;
       withdrawing: boolean;
     }>(
-      `SELECT receiver, token, withdraw_delay, MIN(unclaimed_since) AS since, SUM(charged - claimed)::text AS owed,
+      `SELECT receiver, token, withdraw_delay, MIN(unclaimed_since) AS since,
+              COALESCE(SUM(charged - claimed) FILTER (WHERE unclaimed_since <= now()), 0)::text AS owed,
               BOOL_OR(published > claimed) AS published, BOOL_OR(withdrawal_seen) AS withdrawing
          FROM payment_channels
         WHERE chain_id = $1 AND escrow = $2 AND receiver_authorizer = $3 AND unclaimed_since IS NOT NULL

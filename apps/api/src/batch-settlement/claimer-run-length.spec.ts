@@ -1,10 +1,11 @@
 import { encodeFunctionData, zeroAddress as ZERO_ADDRESS } from 'viem';
 import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
+import { increaseTime } from '@crawlgate/devchain';
 import { batchSettlementSite, type TestSite } from '../../test/fixtures';
 import { fundEth, fundUsdc, newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { workerChain } from '../../test/test-chain';
-import { batchGate, startWithdrawal, testChannel } from '../../test/test-channel';
+import { batchGate, payerCallsEscrow, startWithdrawal, testChannel } from '../../test/test-channel';
 import { startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
 import { loadConfig, type AppConfig } from '../config/config';
 import { ChannelStore } from './channel.store';
@@ -70,13 +71,7 @@ describe("the claimer's run", () => {
   });
 
   it('stops visiting receivers with nothing withdrawing once it has run half its interval: the others go first next run, and its heartbeat is written each time', async () => {
-    // Each transaction the relayer sends reaches the chain 400 ms late (a claim and its settle: 0.8 s a receiver).
-    node = await startRpcRewriter(
-      workerChain().rpcUrl,
-      ({ result }) => result,
-      () => undefined,
-      ({ method }) => (method === 'eth_sendRawTransaction' ? 400 : 0),
-    );
+    node = await slowBroadcasts();
     await start(PRICE, node.url);
     const receivers = [await receiverPaidOnce(), await receiverPaidOnce(), await receiverPaidOnce()];
     // Runs every 600 ms, as the instance that claims: a budget of 300 ms, less than one transaction takes.
@@ -142,11 +137,8 @@ describe("the claimer's run", () => {
   });
 
   it("with the escrow's withdrawals unreadable, has no time budget: every receiver is visited, as its queue is the only place a withdrawal shows", async () => {
-    node = await startRpcRewriter(
-      workerChain().rpcUrl,
-      ({ result }) => result,
-      ({ method }) => (method === 'eth_getLogs' ? { code: -32603, message: 'logs unavailable' } : undefined),
-      ({ method }) => (method === 'eth_sendRawTransaction' ? 400 : 0),
+    node = await slowBroadcasts(({ method }) =>
+      method === 'eth_getLogs' ? { code: -32603, message: 'logs unavailable' } : undefined,
     );
     await start(PRICE, node.url);
     const receivers = [await receiverPaidOnce(), await receiverPaidOnce(), await receiverPaidOnce()];
@@ -200,8 +192,71 @@ describe("the claimer's run", () => {
         body: { payment: await owing.channel.payment(offer, 2n * PRICE) },
       });
       expect(paid.status).toBe(200);
+      // The voucher's own judgement read the channel: counted from here.
+      const charged = reads.count;
       await claimer.runOnce();
-      expect(reads.count).toBeGreaterThan(judged);
+      expect(reads.count).toBeGreaterThan(charged);
+    } finally {
+      reads.restore();
+    }
+  });
+
+  it('judges a withdrawal harmless only on the chain as of the log it read: a node behind it (showing an older 1-unit withdrawal) does not hide the full one that followed', async () => {
+    await start(loadConfig({}).chain.batchSettlement.claimMinMicros);
+    const owing = await receiverPaidOnce();
+    await startWithdrawal(app, owing.payer, owing.channel.config, 1n);
+    const claimer = app.app.get(ClaimerService);
+    expect((await claimer.runOnce()).claims).toEqual([]); // judged harmless
+    const before = await app.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+
+    // The unit is taken out after the delay, and everything else is asked back.
+    await increaseTime(app.chain.rpcUrl, owing.channel.config.withdrawDelay + 1);
+    await payerCallsEscrow(app, owing.payer, 'finalizeWithdraw', [owing.channel.config]);
+    await startWithdrawal(app, owing.payer, owing.channel.config, DEPOSIT - 1n);
+
+    // The next run's reads of the channel at the latest block reach a node still before all that.
+    const client = app.chain.publicClient;
+    const call = client.call.bind(client);
+    const escrow = app.chain.batchSettlement!.escrow.toLowerCase();
+    const lagging = jest
+      .spyOn(client, 'call')
+      .mockImplementation(((args: Parameters<typeof client.call>[0]) =>
+        call(
+          (args.to?.toLowerCase() === escrow && args.blockNumber === undefined
+            ? { ...args, blockNumber: before }
+            : args) as never,
+        )) as typeof client.call);
+    try {
+      await claimer.runOnce();
+    } finally {
+      lagging.mockRestore();
+    }
+    // The node caught up: the withdrawal taking what was charged is claimed ahead of it.
+    expect(await receiversOf((await claimer.runOnce()).claims)).toEqual([owing.payTo]);
+  });
+
+  it('never leaves for lack of time a receiver whose voucher is past its age deadline (the net under a withdrawal the log missed)', async () => {
+    node = await slowBroadcasts();
+    await start(PRICE, node.url);
+    const receivers = [await receiverPaidOnce(), await receiverPaidOnce(), await receiverPaidOnce()];
+    // Every voucher past CLAIM_MAX_AGE_SECONDS.
+    const run = await claimerRunningEvery(app, 600).runOnce({ now: new Date(Date.now() + 2 * 3_600_000) });
+    expect(await receiversOf(run.claims)).toEqual(receivers.map(({ payTo }) => payTo));
+  }, 60_000);
+
+  it('does not count toward a receiver being due a channel pushed behind the queue (read as holding no more than was claimed): it is read again at its time, not at every run', async () => {
+    await start(PRICE);
+    const paid = await receiverPaidOnce();
+    // A node behind the chain said the channel holds nothing: read again in an hour.
+    await app.app.get(ChannelStore).markClaimed(paid.channel.channelId.toLowerCase(), 0n, {
+      balance: 0n,
+      charged: PRICE,
+      readAgainAfterSeconds: 3_600,
+    });
+    const reads = countChannelReads(app);
+    try {
+      expect((await app.app.get(ClaimerService).runOnce()).claims).toEqual([]);
+      expect(reads.count).toBe(0);
     } finally {
       reads.restore();
     }
@@ -227,6 +282,19 @@ describe("the claimer's run", () => {
     expect((await unclaimedSince()).getTime()).toBeLessThanOrEqual(Date.now());
   });
 });
+
+/**
+ * A node that passes each transaction the relayer sends on 400 ms late (a claim and its settle: 0.8
+ * s a receiver, past a budget of 300 ms), refusing what `refuse` refuses.
+ */
+function slowBroadcasts(refuse: Parameters<typeof startRpcRewriter>[2] = () => undefined) {
+  return startRpcRewriter(
+    workerChain().rpcUrl,
+    ({ result }) => result,
+    refuse,
+    ({ method }) => (method === 'eth_sendRawTransaction' ? 400 : 0),
+  );
+}
 
 /** A new funded payer's channel on `site`, paying one page per running total of `totals` (its deposit with the first). */
 async function payPages(app: TestApp, site: TestSite, totals: bigint[]) {

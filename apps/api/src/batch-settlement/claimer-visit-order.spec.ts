@@ -20,25 +20,25 @@ describe('receiversToVisit', () => {
       unclaimed,
       unsettled.map((one) => ({ ...one, token: '0xt' })),
       { now, settings, readEveryQueue: all },
-    ).map(({ receiver, withdrawing, readQueue }) => ({ receiver, withdrawing, readQueue }));
+    ).map(({ receiver, withdrawing, overdue, readQueue }) => ({ receiver, withdrawing, overdue, readQueue }));
 
   it('leaves out a receiver the database shows not due: too little, none overdue, none withdrawing, nothing published', () => {
     expect(visit([group('0xsmall')])).toEqual([]);
   });
 
-  it('visits those due by size (summed over their withdraw delays), age (each delay its own deadline) or a published claim, longest-waiting first', () => {
+  it('visits those due by size (summed over their withdraw delays), age (each delay its own deadline) or a published claim: the overdue first, then longest-waiting first', async () => {
     expect(
       visit([
         group('0xsized', { owed: 600n, since: minutesAgo(10) }),
-        group('0xsized', { owed: 400n, withdrawDelay: 3_600, since: minutesAgo(20) }),
+        group('0xsized', { owed: 400n, withdrawDelay: 7_200, since: minutesAgo(20) }),
         // A quarter of a 3,600 s delay is 15 minutes: overdue.
         group('0xaged', { withdrawDelay: 3_600, since: minutesAgo(16) }),
-        group('0xpublished', { published: true, since: minutesAgo(30) }),
+        group('0xpublished', { published: true, since: minutesAgo(25) }),
       ]),
     ).toEqual([
-      { receiver: '0xpublished', withdrawing: false, readQueue: true },
-      { receiver: '0xsized', withdrawing: false, readQueue: true },
-      { receiver: '0xaged', withdrawing: false, readQueue: true },
+      { receiver: '0xaged', withdrawing: false, overdue: true, readQueue: true },
+      { receiver: '0xpublished', withdrawing: false, overdue: false, readQueue: true },
+      { receiver: '0xsized', withdrawing: false, overdue: false, readQueue: true },
     ]);
   });
 
@@ -56,14 +56,16 @@ describe('receiversToVisit', () => {
         ],
       ),
     ).toEqual([
-      { receiver: '0xwithdrawing', withdrawing: true, readQueue: false },
+      { receiver: '0xwithdrawing', withdrawing: true, overdue: false, readQueue: false },
       // Its older unsettled claim makes it wait longer, still among the due.
-      { receiver: '0xdue', withdrawing: false, readQueue: true },
-      { receiver: '0xsmall', withdrawing: false, readQueue: false },
+      { receiver: '0xdue', withdrawing: false, overdue: false, readQueue: true },
+      { receiver: '0xsmall', withdrawing: false, overdue: false, readQueue: false },
     ]);
   });
 
   it('reads every queue when asked to (a forced run, or the escrow log unread)', () => {
-    expect(visit([group('0xsmall')], [], true)).toEqual([{ receiver: '0xsmall', withdrawing: false, readQueue: true }]);
+    expect(visit([group('0xsmall')], [], true)).toEqual([
+      { receiver: '0xsmall', withdrawing: false, overdue: false, readQueue: true },
+    ]);
   });
 });

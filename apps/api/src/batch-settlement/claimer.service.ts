@@ -1,7 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BATCH_SETTLEMENT_ABI } from '@crawlgate/core';
 import type { Address, Hex } from 'viem';
-import { firstRecentBlock, type BatchSettlementChain, type ChainContext } from '../chain/chain-context';
+import {
+  confirmedBlockNow,
+  firstRecentBlock,
+  type BatchSettlementChain,
+  type ChainContext,
+} from '../chain/chain-context';
 import { readRelayerGas } from '../chain/chain-health';
 import {
   channelIdOf,
@@ -178,11 +183,13 @@ export class ClaimerService {
     const budgeted = withdrawals.read && !options.force;
     let routineVisits = 0;
     for (const [i, visit] of visits.entries()) {
-      if (budgeted && !visit.withdrawing && routineVisits > 0 && this.pastBudget(started)) {
-        this.logger.log(`${visits.length - i} receiver(s) with nothing withdrawing wait for the next run, first in it`);
+      // A withdrawing or overdue receiver is never left (they come first): the deadline of the one, the net of the other.
+      const pressing = visit.withdrawing || visit.overdue;
+      if (budgeted && !pressing && routineVisits > 0 && this.pastBudget(started)) {
+        this.logger.log(`${visits.length - i} receiver(s) neither withdrawing nor overdue wait for the next run`);
         break;
       }
-      if (!visit.withdrawing) routineVisits++;
+      if (!pressing) routineVisits++;
       const { receiver, token } = visit;
       await this.claimReceiver(batch, signer, visit, withdrawals, options, run).catch((error: Error) => {
         if (error instanceof SettleReverted) {
@@ -483,11 +490,7 @@ export class ClaimerService {
    */
   private async readAndMarkClaimed(batch: BatchSettlementChain, channel: PaymentChannel): Promise<OnChainChannel> {
     const { confirmed, latest } = await readChannelAtBothDepths(this.chain, batch, channel.channelId as Hex);
-    this.harmlessWithdrawals.record(channel.channelId, {
-      harmless: latest.withdrawal !== null && !withdrawalTakesCharged(channel.charged, latest),
-      charged: channel.charged,
-      logReadUpTo: this.withdrawalsReadUpTo,
-    });
+    await this.judgeWithdrawal(batch, channel, latest);
     await this.store.markClaimed(channel.channelId, confirmed.totalClaimed, {
       balance: latest.balance,
       charged: channel.charged,
@@ -497,6 +500,31 @@ export class ClaimerService {
       withdrawing: withdrawalTakesCharged(channel.charged, latest),
     });
     return latest;
+  }
+
+  /**
+   * Whether the channel's pending withdrawal takes nothing charged (HarmlessWithdrawals), judged on
+   * the chain as of a block the escrow's log was read through, and as deep as the confirmations:
+   * read there by number, a node behind it errs rather than answer an older state (one showing an
+   * earlier, harmless withdrawal where a harmful one followed), and a shallow reorg cannot move an
+   * event the verdict covers. Events after that block name the channel again.
+   */
+  private async judgeWithdrawal(batch: BatchSettlementChain, channel: PaymentChannel, latest: OnChainChannel) {
+    const harmless = (state: OnChainChannel) =>
+      state.withdrawal !== null && !withdrawalTakesCharged(channel.charged, state);
+    const logReadUpTo = this.withdrawalsReadUpTo;
+    let judgedAt: bigint | undefined;
+    if (harmless(latest) && logReadUpTo !== undefined) {
+      const confirmedNow = await confirmedBlockNow(this.chain);
+      const at = confirmedNow < logReadUpTo ? confirmedNow : logReadUpTo;
+      const state = await readChannel(this.chain, batch, channel.channelId as Hex, at).catch(() => undefined);
+      if (state && harmless(state)) judgedAt = at;
+    }
+    this.harmlessWithdrawals.record(channel.channelId, {
+      harmless: judgedAt !== undefined,
+      charged: channel.charged,
+      logReadUpTo: judgedAt,
+    });
   }
 
   /**
@@ -769,8 +797,10 @@ function isOverdue(
 export interface ReceiverVisit {
   receiver: string;
   token: string;
-  /** A payer of its channels is withdrawing: its deadline runs, and no budget leaves it. */
+  /** A payer of its channels is withdrawing: its deadline runs, and no time limit leaves it. */
   withdrawing: boolean;
+  /** A voucher of its is past its age deadline (claimDeadlineMs): no time limit leaves it either. */
+  overdue: boolean;
   /** Its queue is read from the node: the database shows it due, or the run cannot tell (readEveryQueue). */
   readQueue: boolean;
   /** Since when it waits: its oldest voucher not claimed, or claim not settled. */
@@ -778,21 +808,23 @@ export interface ReceiverVisit {
 }
 
 /**
- * The receivers a run visits, in order: those with a payer withdrawing (their deadline runs), then
- * those the database shows due, then those with only a settle owed (what their claims collected is
- * in the escrow, credited to them, at no payer's reach), each longest-waiting first, so a receiver a
- * run left for lack of time (pastBudget) comes first in the next. A receiver with none of these is
- * not visited: it would cost a run reads and time for nothing.
+ * The receivers a run visits, in order: those with a payer withdrawing (their deadline runs), those
+ * with a voucher past its age deadline (the net under a withdrawal the log did not show), those
+ * otherwise due, then those owed only a settle (what their claims collected is in the escrow,
+ * credited to them, out of any payer's reach), each longest-waiting first, so a receiver a run left
+ * for lack of time (pastBudget) comes first in the next. A receiver with none of these is not
+ * visited: it would cost a run reads and time for nothing.
  *
- * Due by the database: what was charged above what is recorded claimed reaches CLAIM_MIN_MICROS,
- * a voucher is past its age deadline, or a claim of ours (or a refund) put vouchers above what is
- * recorded claimed into calldata, which the chain may hold claimed by now (recorded once read). One
- * it shows not due needs no read of the node while the escrow's log was read: the chain can only
- * show less to claim (its total claimed is at least the one recorded, and a claim reaches at most
- * what was charged), and its one other reason to claim (a withdrawal taking what was charged) is
- * what the log tells, or, older than the log's window, is overtaken by the age deadline, well
- * inside any withdrawal's delay. A queue due by the sum of all its receiver's channels may still
- * not be due in its first CLAIM_MAX_CHANNELS: read, and left.
+ * Due by the database: what was charged above what is recorded claimed reaches CLAIM_MIN_MICROS
+ * (on channels not pushed behind the queue: markClaimed), a voucher is past its age deadline, or a
+ * claim of ours (or a refund) put vouchers above what is recorded claimed into calldata, which the
+ * chain may hold claimed by now (recorded once read). One it shows not due needs no read of the
+ * node while the escrow's log was read: the chain can only show less to claim (its total claimed is
+ * at least the one recorded, and a claim reaches at most what was charged), and its one other
+ * reason to claim (a withdrawal taking what was charged) is what the log tells (less the
+ * withdrawals judged harmless: HarmlessWithdrawals), or, older than the log's window, is overtaken
+ * by the age deadline, well inside any withdrawal's delay. A queue due by the sum of all its
+ * receiver's channels may still not be due in its first CLAIM_MAX_CHANNELS: read, and left.
  */
 export function receiversToVisit(
   unclaimed: readonly UnclaimedOfReceiver[],
@@ -809,7 +841,7 @@ export function receiversToVisit(
   },
 ): ReceiverVisit[] {
   const keyOf = ({ receiver, token }: { receiver: string; token: string }) => `${receiver}/${token}`;
-  const byReceiver = new Map<string, ReceiverVisit & { owed: bigint }>();
+  const byReceiver = new Map<string, ReceiverVisit & { owed: bigint; published: boolean }>();
   for (const group of unclaimed) {
     const seen = byReceiver.get(keyOf(group));
     const overdue = isOverdue({ unclaimedSince: group.since, withdrawDelay: group.withdrawDelay }, now, settings);
@@ -817,20 +849,22 @@ export function receiversToVisit(
       receiver: group.receiver,
       token: group.token,
       withdrawing: (seen?.withdrawing ?? false) || group.withdrawing,
-      readQueue: (seen?.readQueue ?? false) || readEveryQueue || group.published || overdue,
+      overdue: (seen?.overdue ?? false) || overdue,
+      readQueue: readEveryQueue,
       since: seen && seen.since < group.since ? seen.since : group.since,
       owed: (seen?.owed ?? 0n) + group.owed,
+      published: (seen?.published ?? false) || group.published,
     });
   }
   const visits = new Map<string, ReceiverVisit & { rank: number }>();
-  for (const { owed, ...visit } of byReceiver.values()) {
-    const readQueue = visit.readQueue || owed >= settings.claimMinMicros;
-    if (visit.withdrawing || readQueue)
-      visits.set(keyOf(visit), { ...visit, readQueue, rank: visit.withdrawing ? 0 : 1 });
+  for (const { owed, published, ...visit } of byReceiver.values()) {
+    const readQueue = visit.readQueue || visit.overdue || published || owed >= settings.claimMinMicros;
+    const rank = visit.withdrawing ? 0 : visit.overdue ? 1 : 2;
+    if (visit.withdrawing || readQueue) visits.set(keyOf(visit), { ...visit, readQueue, rank });
   }
   for (const one of unsettled) {
     const visit = visits.get(keyOf(one));
-    if (!visit) visits.set(keyOf(one), { ...one, withdrawing: false, readQueue: false, rank: 2 });
+    if (!visit) visits.set(keyOf(one), { ...one, withdrawing: false, overdue: false, readQueue: false, rank: 3 });
     else if (one.since < visit.since) visit.since = one.since;
   }
   return [...visits.values()]

@@ -3,20 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { keccak256, type Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { BATCH_REASONS } from '@crawlgate/core';
-import {
-  batchSettlementAbi,
-  devTestClient,
-  devWalletClient,
-  increaseTime,
-  mineBlocks,
-  revert,
-  snapshot,
-} from '@crawlgate/devchain';
+import { devTestClient, increaseTime, mineBlocks, revert, snapshot } from '@crawlgate/devchain';
 import { pricedSite, registerPublisher } from '../../test/fixtures';
 import { capsLogRange, startRpcRewriter, type RpcRewriter } from '../../test/rpc-rewriter';
 import { fundEth, fundUsdc, newWallet, usdcBalance } from '../../test/test-agent';
 import { startConfirmingApp, startTestApp, type TestApp } from '../../test/test-app';
-import { batchOffer, escrowRead, testChannel } from '../../test/test-channel';
+import { batchOffer, escrowRead, payerCallsEscrow, testChannel } from '../../test/test-channel';
 import { workerChain } from '../../test/test-chain';
 import { createTestDatabase } from '../../test/test-database';
 import { loadConfig } from '../config/config';
@@ -422,7 +414,7 @@ describe('voucher claimer', () => {
         return call(args);
       }) as never);
       try {
-        // Asked for by hand: a scheduled run reads no channel the database shows not due (worthReading).
+        // Asked for by hand: a scheduled run reads no channel the database shows not due (receiversToVisit).
         await claimer.runOnce({ force: true });
       } finally {
         lag.mockRestore();
@@ -915,16 +907,8 @@ async function voucherSite(
   };
   /** The payer's withdrawal from its channel, started and finished on the escrow directly. */
   const withdrawal = (payer: ReturnType<typeof newWallet>, channel: ReturnType<typeof testChannel>) => {
-    const wallet = devWalletClient(app.chain.rpcUrl, app.chain.chainId, payer);
-    const call = async (functionName: 'initiateWithdraw' | 'finalizeWithdraw', args: readonly unknown[]) => {
-      const hash = await wallet.writeContract({
-        address: app.chain.batchSettlement!.escrow,
-        abi: batchSettlementAbi,
-        functionName,
-        args,
-      } as never);
-      await app.chain.publicClient.waitForTransactionReceipt({ hash });
-    };
+    const call = (functionName: 'initiateWithdraw' | 'finalizeWithdraw', args: readonly unknown[]) =>
+      payerCallsEscrow(app, payer, functionName, args);
     return {
       start: (amount: bigint) => call('initiateWithdraw', [channel.config, amount]),
       /** Finishes it once its delay is over (the chain's clock moved past it). */

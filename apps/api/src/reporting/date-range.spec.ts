@@ -81,6 +81,13 @@ describe('stats date range', () => {
     ]);
   });
 
+  it('rejects a to whose default from (29 days before) falls before 0001-01-01, as no database holds such a day', () => {
+    expect(problems({ to: '0001-01-05' })).toEqual([
+      expect.objectContaining({ loc: ['query', 'to'], type: 'range_start', input: '0001-01-05' }),
+    ]);
+    expect(parseDateRange({ from: '0001-01-01', to: '0001-01-05' }, NOW).days).toHaveLength(5);
+  });
+
   it('rejects a range longer than 366 days', () => {
     expect(problems({ from: '2025-01-01', to: '2026-01-02' })).toEqual([
       expect.objectContaining({ loc: ['query', 'to'], type: 'range_too_long', ctx: { max_days: MAX_RANGE_DAYS } }),

@@ -60,7 +60,17 @@ export function parseDateRange(query: { from?: unknown; to?: unknown }, now = ne
   const first = from ?? to - (DEFAULT_RANGE_DAYS - 1);
   const blame = toText === undefined ? 'from' : 'to';
   const input = toText ?? fromText;
-  if (to < first) {
+  if (first < FIRST_DAY) {
+    // Only a defaulted from gets here (a given one is checked by readDay): year 0 has no date in the database.
+    problems.push(
+      queryProblem(
+        'to',
+        `from defaults to ${DEFAULT_RANGE_DAYS - 1} days before to, which falls before 0001-01-01: give from`,
+        'range_start',
+        toText,
+      ),
+    );
+  } else if (to < first) {
     problems.push(
       queryProblem(blame, 'to must be the same day as from or later (to defaults to today, UTC)', 'date_order', input),
     );

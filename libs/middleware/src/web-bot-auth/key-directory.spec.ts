@@ -224,6 +224,22 @@ describe('createKeyDirectory', () => {
     await Promise.all([holding, heldToo]);
   });
 
+  it("fetches another origin's directory on port 443 only, unless the origin is pinned (the catalogue's, or knownSigners): a signature naming any host and port must not make the gate connect there", async () => {
+    const asked: string[] = [];
+    const fetch = (async (url: string) => {
+      asked.push(String(url));
+      return new Response('{}', { status: 404 });
+    }) as typeof globalThis.fetch;
+    const keys = createKeyDirectory({ fetch, pinnedOrigins: new Set(['https://pinned.example:8443']) });
+    expect(await keys.key('https://agent.example:8443', 'k')).toEqual({
+      kind: 'unavailable',
+      reason: 'a port other than 443',
+    });
+    await keys.key('https://agent.example', 'k');
+    await keys.key('https://pinned.example:8443', 'k');
+    expect(asked.map((url) => new URL(url).origin)).toEqual(['https://agent.example', 'https://pinned.example:8443']);
+  });
+
   it('never fetches a loopback directory unless allowed', async () => {
     const agent = await served();
     expect(await createKeyDirectory().key(agent.origin, jwkThumbprint(agent.key))).toEqual({
@@ -236,7 +252,7 @@ describe('createKeyDirectory', () => {
 
 describe('refusedOrigin', () => {
   it.each(['https://chatgpt.com', 'https://agent.example:8443', 'https://1.1.1.1', 'https://[2606:4700::1111]'])(
-    'lets %s be fetched',
+    'lets %s past its address checks (a port is judged apart: refusedPort)',
     (origin) => {
       expect(refusedOrigin(origin, false)).toBeNull();
     },

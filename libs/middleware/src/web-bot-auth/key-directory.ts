@@ -167,7 +167,9 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
   }
 
   async function load(origin: string): Promise<{ keys: Map<string, Key>; ttl: number }> {
-    const refused = refusedOrigin(origin, options.allowLoopback === true);
+    const refused =
+      refusedOrigin(origin, options.allowLoopback === true) ??
+      (pinnedOrigins.has(origin) ? null : refusedPort(origin, options.allowLoopback === true));
     if (refused) throw new Error(refused);
     const response = await http(`${origin}${KEY_DIRECTORY_PATH}`, {
       redirect: 'manual',
@@ -244,6 +246,19 @@ function ttlOf(cacheControl: string | null, fallback: number): number {
   const maxAge = /(?:^|[,\s])max-age=(\d{1,9})(?:$|[,\s])/i.exec(cacheControl ?? '')?.[1];
   if (maxAge === undefined) return fallback;
   return Math.min(Math.max(Number(maxAge) * 1000, MIN_TTL_MS), MAX_TTL_MS);
+}
+
+/**
+ * Why an origin no one pinned is not fetched for its port: only 443 (a loopback directory a test
+ * allows excepted). Any request may name any origin in its Signature-Agent, and a gate connecting
+ * to any host and port for it would probe others' servers from the site's address, its answer's
+ * delay telling which ports are open. Crawlers' directories are on 443; another is pinned in
+ * knownSigners.
+ */
+function refusedPort(origin: string, allowLoopback: boolean): string | null {
+  const url = new URL(origin);
+  if (allowLoopback && refusedOrigin(origin, false) === 'a loopback address') return null;
+  return url.port === '' || url.port === '443' ? null : 'a port other than 443';
 }
 
 /**

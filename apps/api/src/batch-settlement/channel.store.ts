@@ -36,7 +36,7 @@ export interface UnclaimedOfReceiver {
   since: Date;
   /** What was charged above what is recorded claimed, on channels not pushed behind the queue. */
   owed: bigint;
-  /** A channel's vouchers went into calldata above what is recorded claimed. */
+  /** A channel's vouchers went into calldata above what is recorded claimed (channels not pushed behind the queue). */
   published: boolean;
   /** A channel's payer is withdrawing, as the claimer last saw it. */
   withdrawing: boolean;
@@ -664,7 +664,8 @@ export class ChannelStore {
     }>(
       `SELECT receiver, token, withdraw_delay, MIN(unclaimed_since) AS since,
               COALESCE(SUM(charged - claimed) FILTER (WHERE unclaimed_since <= now()), 0)::text AS owed,
-              BOOL_OR(published > claimed) AS published, BOOL_OR(withdrawal_seen) AS withdrawing
+              COALESCE(BOOL_OR(published > claimed) FILTER (WHERE unclaimed_since <= now()), false) AS published,
+              BOOL_OR(withdrawal_seen) AS withdrawing
          FROM payment_channels
         WHERE chain_id = $1 AND escrow = $2 AND receiver_authorizer = $3 AND unclaimed_since IS NOT NULL
         GROUP BY receiver, token, withdraw_delay`,

@@ -235,24 +235,29 @@ describe("the claimer's run", () => {
     expect(await receiversOf((await claimer.runOnce()).claims)).toEqual([owing.payTo]);
   });
 
-  it('never leaves for lack of time a receiver whose voucher is past its age deadline (the net under a withdrawal the log missed)', async () => {
+  it('leaves an overdue receiver for lack of time like the others (first among them) until its oldest voucher is half its withdraw delay old; from then on no time limit leaves it', async () => {
     node = await slowBroadcasts();
     await start(PRICE, node.url);
     const receivers = [await receiverPaidOnce(), await receiverPaidOnce(), await receiverPaidOnce()];
-    // Every voucher past CLAIM_MAX_AGE_SECONDS.
-    const run = await claimerRunningEvery(app, 600).runOnce({ now: new Date(Date.now() + 2 * 3_600_000) });
-    expect(await receiversOf(run.claims)).toEqual(receivers.map(({ payTo }) => payTo));
+    const claimer = claimerRunningEvery(app, 600);
+    const hoursOn = (hours: number) => new Date(Date.now() + hours * 3_600_000);
+    // Past CLAIM_MAX_AGE_SECONDS (an hour): overdue, but far from half the 24-hour delay.
+    const overdue = await claimer.runOnce({ now: hoursOn(2) });
+    expect(await receiversOf(overdue.claims)).toEqual([receivers[0].payTo]);
+    // Half the delay on: a payer could finalize a withdrawal the log never showed within the other half.
+    const late = await claimer.runOnce({ now: hoursOn(13) });
+    expect(await receiversOf(late.claims)).toEqual([receivers[1].payTo, receivers[2].payTo]);
   }, 60_000);
 
   it('does not count toward a receiver being due a channel pushed behind the queue (read as holding no more than was claimed): it is read again at its time, not at every run', async () => {
     await start(PRICE);
     const paid = await receiverPaidOnce();
-    // A node behind the chain said the channel holds nothing: read again in an hour.
-    await app.app.get(ChannelStore).markClaimed(paid.channel.channelId.toLowerCase(), 0n, {
-      balance: 0n,
-      charged: PRICE,
-      readAgainAfterSeconds: 3_600,
-    });
+    const store = app.app.get(ChannelStore);
+    const channelId = paid.channel.channelId.toLowerCase();
+    // A claim put its voucher in calldata (then reverted, say), and a node behind the chain said the
+    // channel holds nothing: read again in an hour.
+    await store.markPublished([{ channelId, total: PRICE }]);
+    await store.markClaimed(channelId, 0n, { balance: 0n, charged: PRICE, readAgainAfterSeconds: 3_600 });
     const reads = countChannelReads(app);
     try {
       expect((await app.app.get(ClaimerService).runOnce()).claims).toEqual([]);

@@ -63,6 +63,22 @@ describe('receiversToVisit', () => {
     ]);
   });
 
+  it('puts a receiver whose voucher is half its withdraw delay old (late) before the merely overdue, whatever their ages', () => {
+    const order = receiversToVisit(
+      [
+        group('0xoverdue', { since: minutesAgo(600) }),
+        // Half of a 3,600 s delay is 30 minutes.
+        group('0xlate', { withdrawDelay: 3_600, since: minutesAgo(31) }),
+      ],
+      [],
+      { now, settings, readEveryQueue: false },
+    );
+    expect(order.map(({ receiver, late, overdue }) => ({ receiver, late, overdue }))).toEqual([
+      { receiver: '0xlate', late: true, overdue: true },
+      { receiver: '0xoverdue', late: false, overdue: true },
+    ]);
+  });
+
   it('reads every queue when asked to (a forced run, or the escrow log unread)', () => {
     expect(visit([group('0xsmall')], [], true)).toEqual([
       { receiver: '0xsmall', withdrawing: false, overdue: false, readQueue: true },

@@ -183,10 +183,10 @@ export class ClaimerService {
     const budgeted = withdrawals.read && !options.force;
     let routineVisits = 0;
     for (const [i, visit] of visits.entries()) {
-      // A withdrawing or overdue receiver is never left (they come first): the deadline of the one, the net of the other.
-      const pressing = visit.withdrawing || visit.overdue;
+      // Never left (they come first): a payer withdrawing, or a voucher half its withdraw delay old.
+      const pressing = visit.withdrawing || visit.late;
       if (budgeted && !pressing && routineVisits > 0 && this.pastBudget(started)) {
-        this.logger.log(`${visits.length - i} receiver(s) neither withdrawing nor overdue wait for the next run`);
+        this.logger.log(`${visits.length - i} receiver(s) wait for the next run, first in it`);
         break;
       }
       if (!pressing) routineVisits++;
@@ -799,8 +799,14 @@ export interface ReceiverVisit {
   token: string;
   /** A payer of its channels is withdrawing: its deadline runs, and no time limit leaves it. */
   withdrawing: boolean;
-  /** A voucher of its is past its age deadline (claimDeadlineMs): no time limit leaves it either. */
+  /** A voucher of its is past its age deadline (claimDeadlineMs). */
   overdue: boolean;
+  /**
+   * A voucher of its is half its withdraw delay old: no time limit leaves it. A withdrawal the log
+   * never showed (started before its window, or lost to the node) may then be finalized within the
+   * other half, and only this visit stands in the way.
+   */
+  late: boolean;
   /** Its queue is read from the node: the database shows it due, or the run cannot tell (readEveryQueue). */
   readQueue: boolean;
   /** Since when it waits: its oldest voucher not claimed, or claim not settled. */
@@ -809,11 +815,14 @@ export interface ReceiverVisit {
 
 /**
  * The receivers a run visits, in order: those with a payer withdrawing (their deadline runs), those
- * with a voucher past its age deadline (the net under a withdrawal the log did not show), those
- * otherwise due, then those owed only a settle (what their claims collected is in the escrow,
- * credited to them, out of any payer's reach), each longest-waiting first, so a receiver a run left
- * for lack of time (pastBudget) comes first in the next. A receiver with none of these is not
- * visited: it would cost a run reads and time for nothing.
+ * with a voucher half its withdraw delay old (late), then past its age deadline (overdue: the net
+ * under a withdrawal the log did not show), those otherwise due, then those owed only a settle
+ * (what their claims collected is in the escrow, credited to them, out of any payer's reach), each
+ * longest-waiting first, so a receiver a run left for lack of time (pastBudget) comes first in the
+ * next. Only withdrawing and late receivers are exempt from that limit: an overdue receiver costs a
+ * claim and a settle (receipt waits), and anyone can make many overdue at once (receivers of their
+ * own, a voucher each, an age deadline later). A receiver with none of these is not visited: it
+ * would cost a run reads and time for nothing.
  *
  * Due by the database: what was charged above what is recorded claimed reaches CLAIM_MIN_MICROS
  * (on channels not pushed behind the queue: markClaimed), a voucher is past its age deadline, or a
@@ -845,11 +854,13 @@ export function receiversToVisit(
   for (const group of unclaimed) {
     const seen = byReceiver.get(keyOf(group));
     const overdue = isOverdue({ unclaimedSince: group.since, withdrawDelay: group.withdrawDelay }, now, settings);
+    const late = now.getTime() - group.since.getTime() >= (group.withdrawDelay * 1000) / 2;
     byReceiver.set(keyOf(group), {
       receiver: group.receiver,
       token: group.token,
       withdrawing: (seen?.withdrawing ?? false) || group.withdrawing,
       overdue: (seen?.overdue ?? false) || overdue,
+      late: (seen?.late ?? false) || late,
       readQueue: readEveryQueue,
       since: seen && seen.since < group.since ? seen.since : group.since,
       owed: (seen?.owed ?? 0n) + group.owed,
@@ -859,12 +870,13 @@ export function receiversToVisit(
   const visits = new Map<string, ReceiverVisit & { rank: number }>();
   for (const { owed, published, ...visit } of byReceiver.values()) {
     const readQueue = visit.readQueue || visit.overdue || published || owed >= settings.claimMinMicros;
-    const rank = visit.withdrawing ? 0 : visit.overdue ? 1 : 2;
+    const rank = visit.withdrawing ? 0 : visit.late ? 1 : visit.overdue ? 2 : 3;
     if (visit.withdrawing || readQueue) visits.set(keyOf(visit), { ...visit, readQueue, rank });
   }
   for (const one of unsettled) {
     const visit = visits.get(keyOf(one));
-    if (!visit) visits.set(keyOf(one), { ...one, withdrawing: false, overdue: false, readQueue: false, rank: 3 });
+    if (!visit)
+      visits.set(keyOf(one), { ...one, withdrawing: false, overdue: false, late: false, readQueue: false, rank: 4 });
     else if (one.since < visit.since) visit.since = one.since;
   }
   return [...visits.values()]

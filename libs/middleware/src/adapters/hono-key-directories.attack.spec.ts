@@ -57,6 +57,8 @@ describe('Hono and the Request adapter: key directories named by a signed reques
     secret: 'secret-of-the-site',
     fetch: fakeApi().fetch,
     crawlerIps: false,
+    // Pinned, so its port (not 443) is no reason to refuse it: what stops the connection here is each runtime's fetch.
+    webBotAuth: { knownSigners: [`https://${INSIDE}:${port}`] },
     logger: { warn: (message: string) => void warnings.push(message) },
   });
   const app = () => {

@@ -4,7 +4,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ForgedGate } from '../gates/gates.service';
 import { ForgedGateBudget } from '../rate-limit/forged-gates';
 import { LimitPerGate } from '../rate-limit/limits';
-import { trackByIp } from '../rate-limit/trackers';
 import { PaidView, PaymentRejectedView, PendingView, RefundedView, VerifyPaymentDto } from './payments.dto';
 import { PaymentsService } from './payments.service';
 
@@ -69,10 +68,9 @@ export class PaymentsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PaidView | PendingView | RefundedView> {
     // Made-up gate ids cost reads and each opens a bucket of the per-gate limit: counted per client.
-    const client = await trackByIp(request);
-    this.forgedGates.assertNotHeldOff(client);
+    await this.forgedGates.assertNotHeldOff(request);
     const outcome = await this.payments.verify(id, body).catch(async (error: unknown) => {
-      if (error instanceof ForgedGate) await this.forgedGates.count(client);
+      if (error instanceof ForgedGate) await this.forgedGates.count(request);
       throw error;
     });
     void reply.header('cache-control', 'no-store');

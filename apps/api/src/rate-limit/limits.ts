@@ -147,7 +147,8 @@ export const LimitPerWalletAndClient = () =>
 export const Unlimited = () => applyDecorators(SkipThrottle(), ApiExtension(RATE_LIMIT_EXTENSION, false));
 
 /**
- * Gate ids no usable secret of their site signed, sent to verify, per client IP: each costs the
+ * Gate ids no usable secret of their site signed, sent to verify, per client (the IP, or the site
+ * whose valid token the request carries: ForgedGateBudget): each costs the
  * database its reads before the 404, and each opens a fresh bucket of the route's limit per gate
  * (LimitPerGate). Past it, that client's verifies answer 429 until the minute is over, before any
  * read (ForgedGateBudget). A middleware checks a gate's MAC before it forwards a payment, so the

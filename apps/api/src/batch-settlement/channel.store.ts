@@ -723,7 +723,9 @@ export class ChannelStore {
    * queue, crowding out the channels charged since; nor may it leave the queue, since the read may
    * come from a node behind the chain (one that has not seen a deposit with vouchers on it). A
    * voucher charged on it later brings that date back to its own (recordVoucher): its claim's age
-   * deadline runs from when it was taken.
+   * deadline runs from when it was taken. A claim that reached some of its vouchers, not all (one
+   * taken while the claim was on its way), dates it by the oldest it did not reach: dated by
+   * vouchers claimed, a busy channel would stand overdue, then late, at every run.
    */
   async markClaimed(
     channelId: string,
@@ -737,6 +739,11 @@ export class ChannelStore {
              unclaimed_since = CASE WHEN charged <= ${totalClaimed} THEN NULL
                                     WHEN ${exhausted} AND charged = ${read?.charged ?? null}::bigint
                                     THEN now() + make_interval(secs => ${read?.readAgainAfterSeconds ?? 0}::double precision)
+                                    -- Claimed further: dated by its oldest voucher the claims did not reach.
+                                    WHEN ${totalClaimed} > claimed AND unclaimed_since <= now()
+                                    THEN COALESCE((SELECT MIN(p.created_at) FROM payments p
+                                                    WHERE p.channel_id = ${channelId}
+                                                      AND p.cumulative_amount > ${totalClaimed}), unclaimed_since)
                                     ELSE unclaimed_since END,
              withdrawal_seen = COALESCE(${read?.withdrawing ?? null}::boolean, withdrawal_seen),
              updated_at = now()

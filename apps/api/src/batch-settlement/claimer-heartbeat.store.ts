@@ -6,8 +6,8 @@ import { DATABASE } from '../db/tokens';
 
 /**
  * The last whole claimer run on this database, whichever instance made it: it read the escrow's
- * withdrawals, visited every receiver with a payer withdrawing, and the others its time allowed
- * (ClaimerService.pastBudget), without a failure.
+ * withdrawals, visited every receiver with a payer withdrawing or a voucher half its withdraw delay
+ * old, and the others its time allowed (ClaimerService.pastBudget), without a failure.
  */
 export interface ClaimerHeartbeat {
   /** Milliseconds since it finished, by the database's clock (every instance reads the same one). */

@@ -172,7 +172,7 @@ describe("the claimer's run", () => {
     expect(await receiversOf(run.claims)).toEqual([due.payTo]);
   }, 60_000);
 
-  it('reads a withdrawal that takes nothing charged once, not at every run (its receiver is not put past the budget for it again), and again once the channel is charged more', async () => {
+  it('reads a withdrawal that takes nothing charged once, not at every run (its receiver is not put past the budget for it again), nor again for vouchers within what it leaves (all a voucher can be); again for a new withdrawal', async () => {
     await start(loadConfig({}).chain.batchSettlement.claimMinMicros);
     const owing = await receiverPaidOnce();
     // A unit, never finalized: what was charged stays claimable, so the claim is neither urgent nor due.
@@ -186,7 +186,7 @@ describe("the claimer's run", () => {
       expect((await claimer.runOnce()).claims).toEqual([]);
       expect(reads.count).toBe(judged);
 
-      // Charged more: judged again.
+      // Charged more, within what the withdrawal leaves: a free voucher a run must not buy a read each.
       const offer = await batchGate(app, owing.site);
       const paid = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
         body: { payment: await owing.channel.payment(offer, 2n * PRICE) },
@@ -194,12 +194,50 @@ describe("the claimer's run", () => {
       expect(paid.status).toBe(200);
       // The voucher's own judgement read the channel: counted from here.
       const charged = reads.count;
-      await claimer.runOnce();
-      expect(reads.count).toBeGreaterThan(charged);
+      expect((await claimer.runOnce()).claims).toEqual([]);
+      expect(reads.count).toBe(charged);
+
+      // The unit taken out after the delay and all the rest asked back: a new event, read, and claimed.
+      await increaseTime(app.chain.rpcUrl, owing.channel.config.withdrawDelay + 1);
+      await payerCallsEscrow(app, owing.payer, 'finalizeWithdraw', [owing.channel.config]);
+      await startWithdrawal(app, owing.payer, owing.channel.config, DEPOSIT - 1n);
+      expect(await receiversOf((await claimer.runOnce()).claims)).toEqual([owing.payTo]);
     } finally {
       reads.restore();
     }
   });
+
+  it("moves a channel's unclaimed date to its oldest voucher a claim did not reach: a voucher taken while the claim was on its way does not leave the channel dated by vouchers claimed (overdue, then late, at every run)", async () => {
+    // Armed once the first page is paid (its deposit is a broadcast too): the claim's broadcast.
+    const broadcast = { seen: () => {} };
+    node = await startRpcRewriter(
+      workerChain().rpcUrl,
+      ({ result }) => result,
+      () => undefined,
+      ({ method }) => {
+        if (method !== 'eth_sendRawTransaction') return 0;
+        broadcast.seen();
+        return 1_000;
+      },
+    );
+    await start(PRICE, node.url);
+    const paid = await receiverPaidOnce();
+    const channelId = paid.channel.channelId.toLowerCase();
+    const unclaimedSince = async () =>
+      (await app.database.prisma.paymentChannel.findUniqueOrThrow({ where: { channelId } })).unclaimedSince;
+
+    const broadcasting = new Promise<void>((resolve) => (broadcast.seen = resolve));
+    const run = app.app.get(ClaimerService).runOnce();
+    await broadcasting; // the claim of the first page is on its way
+    const beforeSecond = Date.now();
+    const offer = await batchGate(app, paid.site);
+    const second = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+      body: { payment: await paid.channel.payment(offer, 2n * PRICE) },
+    });
+    expect(second.status).toBe(200);
+    expect((await run).claims).toHaveLength(1);
+    expect((await unclaimedSince())!.getTime()).toBeGreaterThanOrEqual(beforeSecond - 5);
+  }, 60_000);
 
   it('judges a withdrawal harmless only on the chain as of the log it read: a node behind it (showing an older 1-unit withdrawal) does not hide the full one that followed', async () => {
     await start(loadConfig({}).chain.batchSettlement.claimMinMicros);

@@ -20,7 +20,13 @@ describe('receiversToVisit', () => {
       unclaimed,
       unsettled.map((one) => ({ ...one, token: '0xt' })),
       { now, settings, readEveryQueue: all },
-    ).map(({ receiver, withdrawing, overdue, readQueue }) => ({ receiver, withdrawing, overdue, readQueue }));
+    ).map(({ receiver, withdrawing, late, overdue, readQueue }) => ({
+      receiver,
+      withdrawing,
+      late,
+      overdue,
+      readQueue,
+    }));
 
   it('leaves out a receiver the database shows not due: too little, none overdue, none withdrawing, nothing published', () => {
     expect(visit([group('0xsmall')])).toEqual([]);
@@ -36,9 +42,9 @@ describe('receiversToVisit', () => {
         group('0xpublished', { published: true, since: minutesAgo(25) }),
       ]),
     ).toEqual([
-      { receiver: '0xaged', withdrawing: false, overdue: true, readQueue: true },
-      { receiver: '0xpublished', withdrawing: false, overdue: false, readQueue: true },
-      { receiver: '0xsized', withdrawing: false, overdue: false, readQueue: true },
+      { receiver: '0xaged', withdrawing: false, late: false, overdue: true, readQueue: true },
+      { receiver: '0xpublished', withdrawing: false, late: false, overdue: false, readQueue: true },
+      { receiver: '0xsized', withdrawing: false, late: false, overdue: false, readQueue: true },
     ]);
   });
 
@@ -56,10 +62,10 @@ describe('receiversToVisit', () => {
         ],
       ),
     ).toEqual([
-      { receiver: '0xwithdrawing', withdrawing: true, overdue: false, readQueue: false },
+      { receiver: '0xwithdrawing', withdrawing: true, late: false, overdue: false, readQueue: false },
       // Its older unsettled claim makes it wait longer, still among the due.
-      { receiver: '0xdue', withdrawing: false, overdue: false, readQueue: true },
-      { receiver: '0xsmall', withdrawing: false, overdue: false, readQueue: false },
+      { receiver: '0xdue', withdrawing: false, late: false, overdue: false, readQueue: true },
+      { receiver: '0xsmall', withdrawing: false, late: false, overdue: false, readQueue: false },
     ]);
   });
 
@@ -79,9 +85,13 @@ describe('receiversToVisit', () => {
     ]);
   });
 
+  it('counts a group pushed behind the queue (dated in the future) neither overdue nor late', () => {
+    expect(visit([group('0xpushed', { since: new Date(now.getTime() + 3_600_000) })])).toEqual([]);
+  });
+
   it('reads every queue when asked to (a forced run, or the escrow log unread)', () => {
     expect(visit([group('0xsmall')], [], true)).toEqual([
-      { receiver: '0xsmall', withdrawing: false, overdue: false, readQueue: true },
+      { receiver: '0xsmall', withdrawing: false, late: false, overdue: false, readQueue: true },
     ]);
   });
 });

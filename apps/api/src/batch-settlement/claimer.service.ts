@@ -37,7 +37,7 @@ import {
   relayerCallAtFees,
   waitForReceipt,
 } from '../payments/settlement';
-import { claimableTotal, claimIsUrgent, withdrawableAt, withdrawalTakesCharged } from './channel-state';
+import { claimableTotal, claimIsUrgent, spendableOf, withdrawableAt, withdrawalTakesCharged } from './channel-state';
 import {
   ChannelStore,
   type ClaimSigner,
@@ -111,10 +111,11 @@ export interface ClaimRun {
  * a cooperative refund. Past that price check its vouchers are marked public (the estimate shows
  * them), and the claim is sent at the fees checked (relayerCallAtFees), not priced again by the node.
  * A run's length: vouchers are taken only while a run finished lately (someoneKeepsUp), so a run
- * visits the receivers with a payer withdrawing first, all of them, then the others longest-waiting
- * first for half its interval at most (pastBudget), and reads a receiver's queue from the node only
- * when the database shows it due (receiversToVisit): many receivers due at once, or thousands
- * of small channels, make more runs, not a run long enough to turn vouchers away.
+ * visits the receivers with a payer withdrawing, and those with a voucher half its withdraw delay
+ * old, all of them, then the others in order for half its interval at most (pastBudget), and reads
+ * a receiver's queue from the node only when the database shows it due (receiversToVisit): many
+ * receivers due at once, or thousands of small channels, make more runs, not a run long enough to
+ * turn vouchers away.
  */
 @Injectable()
 export class ClaimerService {
@@ -216,8 +217,9 @@ export class ClaimerService {
    * Whether a scheduled run that started at `started` has used its time for receivers with nothing
    * withdrawing: half its interval. Vouchers are taken only while a run finished within three
    * intervals (someoneKeepsUp), so a run is kept short whatever is due: a receiver it leaves waits
-   * for the next run, in which it comes first (receiversToVisit), and one with a payer withdrawing is
-   * never left. An instance that runs one only when asked has no budget.
+   * for the next run, in which it comes first among its kind (receiversToVisit); one with a payer
+   * withdrawing, or a voucher half its withdraw delay old, is never left. An instance that runs one
+   * only when asked has no budget.
    */
   private pastBudget(started: number): boolean {
     const { claimIntervalMs } = this.config.chain.batchSettlement;
@@ -513,18 +515,16 @@ export class ClaimerService {
     const harmless = (state: OnChainChannel) =>
       state.withdrawal !== null && !withdrawalTakesCharged(channel.charged, state);
     const logReadUpTo = this.withdrawalsReadUpTo;
-    let judgedAt: bigint | undefined;
+    let verdict: { logReadUpTo: bigint; coversUpTo: bigint } | undefined;
     if (harmless(latest) && logReadUpTo !== undefined) {
       const confirmedNow = await confirmedBlockNow(this.chain);
       const at = confirmedNow < logReadUpTo ? confirmedNow : logReadUpTo;
       const state = await readChannel(this.chain, batch, channel.channelId as Hex, at).catch(() => undefined);
-      if (state && harmless(state)) judgedAt = at;
+      // Harmless for any charge up to what the withdrawal leaves or was claimed (chargedAtStake), and the charge judged.
+      if (state && harmless(state))
+        verdict = { logReadUpTo: at, coversUpTo: maxOf(spendableOf(state), state.totalClaimed, channel.charged) };
     }
-    this.harmlessWithdrawals.record(channel.channelId, {
-      harmless: judgedAt !== undefined,
-      charged: channel.charged,
-      logReadUpTo: judgedAt,
-    });
+    this.harmlessWithdrawals.record(channel.channelId, verdict);
   }
 
   /**
@@ -912,6 +912,10 @@ function mayRevertAlone(claim: ClaimOf, now: Date): boolean {
 /** The rows `test` holds for, and the others, each in their order. */
 function partition<T>(rows: readonly T[], test: (row: T) => boolean): [T[], T[]] {
   return [rows.filter(test), rows.filter((row) => !test(row))];
+}
+
+function maxOf(...values: bigint[]): bigint {
+  return values.reduce((max, value) => (value > max ? value : max));
 }
 
 function amountOf(rows: readonly ClaimOf[]): bigint {

@@ -4,20 +4,21 @@
  * for as long as its window holds their event, does not put their channel among the withdrawing
  * again: those are read at every run, ahead of any time limit, and a payer's thousands of such
  * channels would stretch every run. One is judged again once its channel has a later
- * WithdrawInitiated event than the log showed before that read (a new withdrawal), or was charged
- * since (what it would take may have changed). In memory: after a restart each is read once more.
+ * WithdrawInitiated event than the log showed before that read (a new withdrawal), or is charged
+ * above what the verdict covers: what the withdrawal leaves (the balance less it) or was claimed,
+ * or the charge judged, whichever is highest. A voucher is taken only within what the withdrawal
+ * leaves, so no free voucher buys a read. In memory: after a restart each is read once more.
  */
 export class HarmlessWithdrawals {
-  private readonly judged = new Map<string, { logReadUpTo: bigint; charged: bigint }>();
+  private readonly judged = new Map<string, { logReadUpTo: bigint; coversUpTo: bigint }>();
 
   /**
-   * A read of the channel, charged `charged` and made after the escrow's log was read up to block
-   * `logReadUpTo` (undefined: never read), found a pending withdrawal taking nothing charged
-   * (`harmless`), or not.
+   * A read of the channel, made at block `logReadUpTo` (one the escrow's log was read through),
+   * found its pending withdrawal taking nothing charged up to `coversUpTo`; undefined, it found
+   * otherwise (or none), and the channel is judged at its next event.
    */
-  record(channelId: string, read: { harmless: boolean; charged: bigint; logReadUpTo: bigint | undefined }): void {
-    if (read.harmless && read.logReadUpTo !== undefined)
-      this.judged.set(channelId, { logReadUpTo: read.logReadUpTo, charged: read.charged });
+  record(channelId: string, verdict: { logReadUpTo: bigint; coversUpTo: bigint } | undefined): void {
+    if (verdict) this.judged.set(channelId, verdict);
     else this.judged.delete(channelId);
   }
 
@@ -36,7 +37,7 @@ export class HarmlessWithdrawals {
       .filter(([channelId, block]) => {
         const [judged, charged] = [this.judged.get(channelId), chargedOf.get(channelId)];
         if (charged === undefined) return false;
-        return !judged || block > judged.logReadUpTo || charged !== judged.charged;
+        return !judged || block > judged.logReadUpTo || charged > judged.coversUpTo;
       })
       .map(([channelId]) => channelId);
   }

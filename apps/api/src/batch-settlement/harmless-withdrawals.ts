@@ -6,8 +6,10 @@
  * channels would stretch every run. One is judged again once its channel has a later
  * WithdrawInitiated event than the log showed before that read (a new withdrawal), or is charged
  * above what the verdict covers: what the withdrawal leaves (the balance less it) or was claimed,
- * or the charge judged, whichever is highest. A voucher is taken only within what the withdrawal
- * leaves, so no free voucher buys a read. In memory: after a restart each is read once more.
+ * or the charge judged, whichever is highest. A voucher is taken within what the withdrawal leaves,
+ * so a free voucher buys no read; one above it (judged on a state reused from before the
+ * withdrawal, or after a deposit since) has the channel judged again. In memory: after a restart
+ * each is read once more.
  */
 export class HarmlessWithdrawals {
   private readonly judged = new Map<string, { logReadUpTo: bigint; coversUpTo: bigint }>();

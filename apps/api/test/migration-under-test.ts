@@ -36,3 +36,14 @@ export async function seedSite(sql: SqlDriver): Promise<void> {
     [SEEDED.site, SEEDED.publisher, 'b'.repeat(64)],
   );
 }
+
+/** A payment channel charged 10,000, written with the columns every schema since batch settlement has. */
+export async function seedChannel(sql: SqlDriver): Promise<void> {
+  const address = '0x' + '1'.repeat(40);
+  await sql.query(
+    `INSERT INTO payment_channels (channel_id, chain_id, escrow, payer, payer_authorizer, receiver, receiver_authorizer,
+                                   token, withdraw_delay, salt, charged)
+     VALUES ($1, 31337, $2, $2, $2, $2, $2, $2, 900, $3, 10000)`,
+    ['0x' + '1'.repeat(64), address, '0x' + '0'.repeat(64)],
+  );
+}

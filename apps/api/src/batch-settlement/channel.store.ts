@@ -8,6 +8,7 @@ import type { PaymentChannel } from '../generated/prisma/client';
 import { hashesSent } from '../payments/payment-hashes';
 import { inPayerTurn, LEASE_COUNTED_SECONDS, type MoneyInFlight, type PayerKey } from '../payments/payment.store';
 import type { SitePaymentTerms } from '../sites/site-payment-terms.store';
+import type { HarmlessWithdrawal } from './harmless-withdrawals';
 import type { SiteChannelRow } from './site-channels';
 
 export interface ChannelKey {
@@ -636,11 +637,29 @@ export class ChannelStore {
     });
   }
 
-  /** This signer's channels with vouchers not yet claimed: each id, and what it was charged. */
-  unclaimedChannels(signer: ClaimSigner): Promise<{ channelId: string; charged: bigint }[]> {
-    return this.db.prisma.paymentChannel.findMany({
+  /** This signer's channels with vouchers not yet claimed: each id, what it was charged, and any harmless withdrawal's verdict. */
+  async unclaimedChannels(
+    signer: ClaimSigner,
+  ): Promise<{ channelId: string; charged: bigint; harmless: HarmlessWithdrawal | null }[]> {
+    const rows = await this.db.prisma.paymentChannel.findMany({
       where: { ...signedBy(signer), unclaimedSince: { not: null } },
-      select: { channelId: true, charged: true },
+      select: { channelId: true, charged: true, harmlessWithdrawalBlock: true, harmlessWithdrawalCovers: true },
+    });
+    return rows.map(({ channelId, charged, harmlessWithdrawalBlock: block, harmlessWithdrawalCovers: covers }) => ({
+      channelId,
+      charged,
+      harmless: block === null || covers === null ? null : { logReadUpTo: block, coversUpTo: covers },
+    }));
+  }
+
+  /** What a read of the channel found of its pending withdrawal: harmless (the verdict), or not (null: judged again at its next event). */
+  async recordWithdrawalVerdict(channelId: string, harmless: HarmlessWithdrawal | null): Promise<void> {
+    await this.db.prisma.paymentChannel.updateMany({
+      where: { channelId },
+      data: {
+        harmlessWithdrawalBlock: harmless?.logReadUpTo ?? null,
+        harmlessWithdrawalCovers: harmless?.coversUpTo ?? null,
+      },
     });
   }
 

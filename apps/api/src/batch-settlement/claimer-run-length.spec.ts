@@ -207,6 +207,21 @@ describe("the claimer's run", () => {
     }
   });
 
+  it('keeps a harmless verdict past a restart, and for another instance: thousands of 1-unit withdrawals are not all read again after each deploy', async () => {
+    await start(loadConfig({}).chain.batchSettlement.claimMinMicros);
+    const owing = await receiverPaidOnce();
+    await startWithdrawal(app, owing.payer, owing.channel.config, 1n);
+    expect((await app.app.get(ClaimerService).runOnce()).claims).toEqual([]); // judged harmless
+    const reads = countChannelReads(app);
+    try {
+      // A claimer with nothing in its memory: this API restarted, or another instance's.
+      expect((await claimerRunningEvery(app, 0).runOnce()).claims).toEqual([]);
+      expect(reads.count).toBe(0);
+    } finally {
+      reads.restore();
+    }
+  });
+
   it("moves a channel's unclaimed date to its oldest voucher a claim did not reach: a voucher taken while the claim was on its way does not leave the channel dated by vouchers claimed (overdue, then late, at every run)", async () => {
     // Armed once the first page is paid (its deposit is a broadcast too): the claim's broadcast.
     const broadcast = { seen: () => {} };

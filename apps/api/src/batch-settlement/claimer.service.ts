@@ -46,7 +46,7 @@ import {
   type UnclaimedOfReceiver,
 } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
-import { HarmlessWithdrawals } from './harmless-withdrawals';
+import { unjudgedWithdrawals, type HarmlessWithdrawal } from './harmless-withdrawals';
 import { StuckAheadService } from './stuck-ahead.service';
 
 /**
@@ -124,8 +124,6 @@ export class ClaimerService {
   private lastCompletedRunAt: number | null = null;
   /** The head up to which this instance last read the escrow's withdrawals (withdrawingChannelIds). */
   private withdrawalsReadUpTo: bigint | undefined;
-  /** Withdrawals read to take nothing charged: not counted as withdrawing again at every run. */
-  private readonly harmlessWithdrawals = new HarmlessWithdrawals();
 
   /** The relayer's gas, last read for relayerCanClaimNow. */
   private gasReading?: { at: number; canClaim: Promise<boolean> };
@@ -505,7 +503,7 @@ export class ClaimerService {
   }
 
   /**
-   * Whether the channel's pending withdrawal takes nothing charged (HarmlessWithdrawals), judged on
+   * Whether the channel's pending withdrawal takes nothing charged (unjudgedWithdrawals), judged on
    * the chain as of a block the escrow's log was read through, and as deep as the confirmations:
    * read there by number, a node behind it errs rather than answer an older state (one showing an
    * earlier, harmless withdrawal where a harmful one followed), and a shallow reorg cannot move an
@@ -515,7 +513,7 @@ export class ClaimerService {
     const harmless = (state: OnChainChannel) =>
       state.withdrawal !== null && !withdrawalTakesCharged(channel.charged, state);
     const logReadUpTo = this.withdrawalsReadUpTo;
-    let verdict: { logReadUpTo: bigint; coversUpTo: bigint } | undefined;
+    let verdict: HarmlessWithdrawal | null = null;
     if (harmless(latest) && logReadUpTo !== undefined) {
       const confirmedNow = await confirmedBlockNow(this.chain);
       const at = confirmedNow < logReadUpTo ? confirmedNow : logReadUpTo;
@@ -524,7 +522,9 @@ export class ClaimerService {
       if (state && harmless(state))
         verdict = { logReadUpTo: at, coversUpTo: maxOf(spendableOf(state), state.totalClaimed, channel.charged) };
     }
-    this.harmlessWithdrawals.record(channel.channelId, verdict);
+    // Not written for the many channels read with no withdrawal pending and no verdict on record.
+    if (verdict || latest.withdrawal !== null || channel.harmlessWithdrawalBlock !== null)
+      await this.store.recordWithdrawalVerdict(channel.channelId, verdict);
   }
 
   /**
@@ -734,12 +734,12 @@ export class ClaimerService {
    * is further (runs further apart than those blocks must not leave a withdrawal between two reads
    * unseen); read once a run (a call per WITHDRAWAL_QUERY_CHANNELS channels, or a few more on a
    * node capping eth_getLogs's range), less those a read since their last event found taking
-   * nothing charged (HarmlessWithdrawals). Each is recorded seen withdrawing (markWithdrawalsSeen),
+   * nothing charged (unjudgedWithdrawals). Each is recorded seen withdrawing (markWithdrawalsSeen),
    * so it stays among its receiver's withdrawing channels past that window and a restart.
    */
   private async withdrawingChannelIds(
     batch: BatchSettlementChain,
-    unclaimed: readonly { channelId: string; charged: bigint }[],
+    unclaimed: readonly { channelId: string; charged: bigint; harmless: HarmlessWithdrawal | null }[],
   ): Promise<string[]> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const recent = firstRecentBlock(this.chain, head);
@@ -766,7 +766,7 @@ export class ClaimerService {
       const id = args.channelId?.toLowerCase();
       if (id && blockNumber !== null && blockNumber >= (lastEventOf.get(id) ?? 0n)) lastEventOf.set(id, blockNumber);
     }
-    const ids = this.harmlessWithdrawals.unjudged(lastEventOf, unclaimed);
+    const ids = unjudgedWithdrawals(lastEventOf, unclaimed);
     // Remembered past the window and a restart (unclaimedAmong), before the read is counted done.
     await this.store.markWithdrawalsSeen(ids);
     this.withdrawalsReadUpTo = head;
@@ -831,7 +831,7 @@ export interface ReceiverVisit {
  * node while the escrow's log was read: the chain can only show less to claim (its total claimed is
  * at least the one recorded, and a claim reaches at most what was charged), and its one other
  * reason to claim (a withdrawal taking what was charged) is what the log tells (less the
- * withdrawals judged harmless: HarmlessWithdrawals), or, older than the log's window, is overtaken
+ * withdrawals judged harmless: unjudgedWithdrawals), or, older than the log's window, is overtaken
  * by the age deadline, well inside any withdrawal's delay. A queue due by the sum of all its
  * receiver's channels may still not be due in its first CLAIM_MAX_CHANNELS: read, and left.
  */

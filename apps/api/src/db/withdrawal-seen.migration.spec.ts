@@ -1,4 +1,4 @@
-import { migrationUnderTest } from '../../test/migration-under-test';
+import { migrationUnderTest, seedChannel } from '../../test/migration-under-test';
 import type { TestDatabase } from '../../test/test-database';
 
 /*
@@ -16,13 +16,7 @@ describe('migration 20261218000000_withdrawal_seen', () => {
 
   it('records no channel seen withdrawing', async () => {
     const sql = db.database.sql;
-    const address = '0x' + '1'.repeat(40);
-    await sql.query(
-      `INSERT INTO payment_channels (channel_id, chain_id, escrow, payer, payer_authorizer, receiver, receiver_authorizer,
-                                     token, withdraw_delay, salt, charged)
-       VALUES ($1, 31337, $2, $2, $2, $2, $2, $2, 900, $3, 10000)`,
-      ['0x' + '1'.repeat(64), address, '0x' + '0'.repeat(64)],
-    );
+    await seedChannel(sql);
 
     expect(await migration.apply(sql)).toEqual({ applied: ['20261218000000_withdrawal_seen'] });
     const rows = await sql.query<{ withdrawal_seen: boolean }>('SELECT withdrawal_seen FROM payment_channels');

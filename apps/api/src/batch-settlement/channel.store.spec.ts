@@ -94,6 +94,18 @@ describe('ChannelStore.markClaimed', () => {
     expect(await unclaimedSince(charged)).toEqual(place);
   });
 
+  it("keeps a harmless withdrawal's verdict on the channel, as unclaimedChannels lists it, until taken back", async () => {
+    const channelId = await chargedChannel('a9', 10_000n);
+    const signer = { chainId: 31337, escrow: hex('05', 20), receiverAuthorizer: channelConfig.receiverAuthorizer };
+    const verdictOf = async () =>
+      (await store.unclaimedChannels(signer)).find((channel) => channel.channelId === channelId)?.harmless;
+    expect(await verdictOf()).toBeNull();
+    await store.recordWithdrawalVerdict(channelId, { logReadUpTo: 120n, coversUpTo: 90_000n });
+    expect(await verdictOf()).toEqual({ logReadUpTo: 120n, coversUpTo: 90_000n });
+    await store.recordWithdrawalVerdict(channelId, null);
+    expect(await verdictOf()).toBeNull();
+  });
+
   it('takes out of the queue a channel whose charges are all claimed, and keeps one charged above the claims', async () => {
     const claimed = await chargedChannel('a3', 10_000n);
     await store.markClaimed(claimed, 10_000n);

@@ -510,21 +510,27 @@ export class ClaimerService {
    * event the verdict covers. Events after that block name the channel again.
    */
   private async judgeWithdrawal(batch: BatchSettlementChain, channel: PaymentChannel, latest: OnChainChannel) {
+    // Harmless for any charge up to what the withdrawal leaves or was claimed (chargedAtStake); a
+    // charge above that, harmless only while the balance caps what a claim takes, gets no verdict
+    // (a deposit since, with no event, would let the withdrawal take some of it).
+    const covers = (state: OnChainChannel) => maxOf(spendableOf(state), state.totalClaimed);
     const harmless = (state: OnChainChannel) =>
-      state.withdrawal !== null && !withdrawalTakesCharged(channel.charged, state);
+      state.withdrawal !== null && !withdrawalTakesCharged(channel.charged, state) && channel.charged <= covers(state);
     const logReadUpTo = this.withdrawalsReadUpTo;
-    let verdict: HarmlessWithdrawal | null = null;
     if (harmless(latest) && logReadUpTo !== undefined) {
       const confirmedNow = await confirmedBlockNow(this.chain);
       const at = confirmedNow < logReadUpTo ? confirmedNow : logReadUpTo;
       const state = await readChannel(this.chain, batch, channel.channelId as Hex, at).catch(() => undefined);
-      // Harmless for any charge up to what the withdrawal leaves or was claimed (chargedAtStake), and the charge judged.
-      if (state && harmless(state))
-        verdict = { logReadUpTo: at, coversUpTo: maxOf(spendableOf(state), state.totalClaimed, channel.charged) };
+      if (state && harmless(state)) {
+        await this.store.recordWithdrawalVerdict(channel.channelId, { logReadUpTo: at, coversUpTo: covers(state) });
+        return;
+      }
     }
-    // Not written for the many channels read with no withdrawal pending and no verdict on record.
-    if (verdict || latest.withdrawal !== null || channel.harmlessWithdrawalBlock !== null)
-      await this.store.recordWithdrawalVerdict(channel.channelId, verdict);
+    // A verdict on record is taken back only by a withdrawal read harmful: with none pending, any new
+    // one comes with a later event; and a read that could not judge (no log read yet, a node
+    // without that block) must not undo the verdicts a restart keeps.
+    if (channel.harmlessWithdrawalBlock !== null && withdrawalTakesCharged(channel.charged, latest))
+      await this.store.recordWithdrawalVerdict(channel.channelId, null);
   }
 
   /**

@@ -252,11 +252,17 @@ describe('createKeyDirectory', () => {
 
 describe('refusedOrigin', () => {
   it.each(['https://chatgpt.com', 'https://agent.example:8443', 'https://1.1.1.1', 'https://[2606:4700::1111]'])(
-    'lets %s past its address checks (a port is judged apart: refusedPort)',
+    'lets %s be fetched once pinned (its port then free)',
     (origin) => {
-      expect(refusedOrigin(origin, false)).toBeNull();
+      expect(refusedOrigin(origin, false, { anyPort: true })).toBeNull();
     },
   );
+
+  it('lets an origin no one pinned be fetched on port 443 only', () => {
+    expect(refusedOrigin('https://agent.example', false)).toBeNull();
+    expect(refusedOrigin('https://agent.example:443', false)).toBeNull();
+    expect(refusedOrigin('https://agent.example:8443', false)).toBe('a port other than 443');
+  });
 
   it.each([
     'http://agent.example',

@@ -167,9 +167,7 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
   }
 
   async function load(origin: string): Promise<{ keys: Map<string, Key>; ttl: number }> {
-    const refused =
-      refusedOrigin(origin, options.allowLoopback === true) ??
-      (pinnedOrigins.has(origin) ? null : refusedPort(origin, options.allowLoopback === true));
+    const refused = refusedOrigin(origin, options.allowLoopback === true, { anyPort: pinnedOrigins.has(origin) });
     if (refused) throw new Error(refused);
     const response = await http(`${origin}${KEY_DIRECTORY_PATH}`, {
       redirect: 'manual',
@@ -249,24 +247,18 @@ function ttlOf(cacheControl: string | null, fallback: number): number {
 }
 
 /**
- * Why an origin no one pinned is not fetched for its port: only 443 (a loopback directory a test
- * allows excepted). Any request may name any origin in its Signature-Agent, and a gate connecting
- * to any host and port for it would probe others' servers from the site's address, its answer's
- * delay telling which ports are open. Crawlers' directories are on 443; another is pinned in
- * knownSigners.
- */
-function refusedPort(origin: string, allowLoopback: boolean): string | null {
-  const url = new URL(origin);
-  if (allowLoopback && refusedOrigin(origin, false) === 'a loopback address') return null;
-  return url.port === '' || url.port === '443' ? null : 'a port other than 443';
-}
-
-/**
  * Why a directory origin is not fetched; null when it may be (addresses as core's refusedAddress
- * judges them). Host names are not resolved here (edge runtimes cannot): on Node,
+ * judges them). Its port must be 443 unless `anyPort` (an origin pinned in the catalogue or
+ * knownSigners) or it is a loopback one a test allows: any request may name any origin in its
+ * Signature-Agent, and a gate connecting to any host and port for it would probe others' servers
+ * from the site's address, its answer's delay telling which ports are open. Host names are not resolved here (edge runtimes cannot): on Node,
  * nodeKeyDirectoryFetch checks the addresses a name resolves to.
  */
-export function refusedOrigin(origin: string, allowLoopback: boolean): string | null {
+export function refusedOrigin(
+  origin: string,
+  allowLoopback: boolean,
+  { anyPort }: { anyPort: boolean } = { anyPort: false },
+): string | null {
   let url: URL;
   try {
     url = new URL(origin);
@@ -282,5 +274,6 @@ export function refusedOrigin(origin: string, allowLoopback: boolean): string | 
   if (loopback) return allowLoopback ? null : 'a loopback address';
   if (url.protocol !== 'https:') return 'not https';
   if (host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) return 'a local name';
+  if (!anyPort && url.port !== '' && url.port !== '443') return 'a port other than 443';
   return refusedAddress(host, allowLoopback);
 }

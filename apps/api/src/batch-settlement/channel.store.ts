@@ -28,6 +28,14 @@ export interface ReceiverClaims {
   token: string;
 }
 
+/** A channel with vouchers not yet claimed, as the claimer's search of withdrawals needs it (unclaimedChannels). */
+export interface UnclaimedChannel {
+  channelId: string;
+  charged: bigint;
+  /** A verdict that its pending withdrawal takes nothing charged; null when none stands. */
+  harmless: HarmlessWithdrawal | null;
+}
+
 /** A receiver's (in one token) channels of one withdraw delay with vouchers not yet claimed, summed up (unclaimedByReceiver). */
 export interface UnclaimedOfReceiver {
   receiver: string;
@@ -638,9 +646,7 @@ export class ChannelStore {
   }
 
   /** This signer's channels with vouchers not yet claimed: each id, what it was charged, and any harmless withdrawal's verdict. */
-  async unclaimedChannels(
-    signer: ClaimSigner,
-  ): Promise<{ channelId: string; charged: bigint; harmless: HarmlessWithdrawal | null }[]> {
+  async unclaimedChannels(signer: ClaimSigner): Promise<UnclaimedChannel[]> {
     const rows = await this.db.prisma.paymentChannel.findMany({
       where: { ...signedBy(signer), unclaimedSince: { not: null } },
       select: { channelId: true, charged: true, harmlessWithdrawalBlock: true, harmlessWithdrawalCovers: true },

@@ -43,10 +43,11 @@ import {
   type ClaimSigner,
   type ReceiverClaims,
   type SentTransaction,
+  type UnclaimedChannel,
   type UnclaimedOfReceiver,
 } from './channel.store';
 import { ClaimerHeartbeatStore, type ClaimerHeartbeat } from './claimer-heartbeat.store';
-import { unjudgedWithdrawals, type HarmlessWithdrawal } from './harmless-withdrawals';
+import { unjudgedWithdrawals } from './harmless-withdrawals';
 import { StuckAheadService } from './stuck-ahead.service';
 
 /**
@@ -745,7 +746,7 @@ export class ClaimerService {
    */
   private async withdrawingChannelIds(
     batch: BatchSettlementChain,
-    unclaimed: readonly { channelId: string; charged: bigint; harmless: HarmlessWithdrawal | null }[],
+    unclaimed: readonly UnclaimedChannel[],
   ): Promise<string[]> {
     const head = await this.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const recent = firstRecentBlock(this.chain, head);
@@ -782,7 +783,7 @@ export class ClaimerService {
 
 /** The escrow's withdrawals as a run read them (withdrawingChannelIds). */
 interface Withdrawals {
-  /** The unclaimed channels of the recent WithdrawInitiated events. */
+  /** The unclaimed channels of the recent WithdrawInitiated events, less those judged harmless since (unjudgedWithdrawals). */
   ids: readonly string[];
   /** The log was read: a channel neither among `ids` nor seen withdrawing before is not withdrawing, as far as the run can tell. */
   read: boolean;

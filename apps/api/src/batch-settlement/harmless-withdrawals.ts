@@ -1,3 +1,5 @@
+import type { UnclaimedChannel } from './channel.store';
+
 /**
  * A verdict that a channel's pending withdrawal takes nothing charged (a unit asked back and never
  * finalized, say): a read at block `logReadUpTo` (one the escrow's log was read through) found so
@@ -22,7 +24,7 @@ export interface HarmlessWithdrawal {
  */
 export function unjudgedWithdrawals(
   lastEventOf: ReadonlyMap<string, bigint>,
-  unclaimed: readonly { channelId: string; charged: bigint; harmless: HarmlessWithdrawal | null }[],
+  unclaimed: readonly UnclaimedChannel[],
 ): string[] {
   const byId = new Map(unclaimed.map((channel) => [channel.channelId, channel]));
   return [...lastEventOf]

@@ -52,6 +52,29 @@ describe("the claimer's run", () => {
     return { payTo: payTo.toLowerCase(), site, ...(await payPages(app, site, [PRICE])) };
   };
 
+  /** A receiver paid once (receiverPaidOnce) whose payer asks back a unit and never finalizes it: a withdrawal taking nothing charged. */
+  const receiverWithdrawingAUnit = async () => {
+    const owing = await receiverPaidOnce();
+    await startWithdrawal(app, owing.payer, owing.channel.config, 1n);
+    return owing;
+  };
+
+  /** After the delay, that unit taken out and everything else asked back: a withdrawal taking what was charged. */
+  const withdrawRestAfterUnit = async (owing: Awaited<ReturnType<typeof receiverPaidOnce>>) => {
+    await increaseTime(app.chain.rpcUrl, owing.channel.config.withdrawDelay + 1);
+    await payerCallsEscrow(app, owing.payer, 'finalizeWithdraw', [owing.channel.config]);
+    await startWithdrawal(app, owing.payer, owing.channel.config, DEPOSIT - 1n);
+  };
+
+  /** Another page of `paid`'s site paid on its channel, at running total `total`: the verify's status. */
+  const payAgain = async (paid: Awaited<ReturnType<typeof receiverPaidOnce>>, total: bigint) => {
+    const offer = await batchGate(app, paid.site);
+    const answer = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
+      body: { payment: await paid.channel.payment(offer, total) },
+    });
+    return answer.status;
+  };
+
   /** The receiver each of these claim transactions paid, in their order. */
   const receiversOf = async (claims: readonly string[]) => {
     const rows = await app.database.prisma.channelClaim.findMany({ where: { txHash: { in: [...claims] } } });
@@ -174,9 +197,8 @@ describe("the claimer's run", () => {
 
   it('reads a withdrawal that takes nothing charged once, not at every run (its receiver is not put past the budget for it again), nor again for vouchers within what it leaves (all a voucher can be); again for a new withdrawal', async () => {
     await start(loadConfig({}).chain.batchSettlement.claimMinMicros);
-    const owing = await receiverPaidOnce();
     // A unit, never finalized: what was charged stays claimable, so the claim is neither urgent nor due.
-    await startWithdrawal(app, owing.payer, owing.channel.config, 1n);
+    const owing = await receiverWithdrawingAUnit();
     const claimer = app.app.get(ClaimerService);
     const reads = countChannelReads(app);
     try {
@@ -187,20 +209,14 @@ describe("the claimer's run", () => {
       expect(reads.count).toBe(judged);
 
       // Charged more, within what the withdrawal leaves: a free voucher a run must not buy a read each.
-      const offer = await batchGate(app, owing.site);
-      const paid = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
-        body: { payment: await owing.channel.payment(offer, 2n * PRICE) },
-      });
-      expect(paid.status).toBe(200);
+      expect(await payAgain(owing, 2n * PRICE)).toBe(200);
       // The voucher's own judgement read the channel: counted from here.
       const charged = reads.count;
       expect((await claimer.runOnce()).claims).toEqual([]);
       expect(reads.count).toBe(charged);
 
       // The unit taken out after the delay and all the rest asked back: a new event, read, and claimed.
-      await increaseTime(app.chain.rpcUrl, owing.channel.config.withdrawDelay + 1);
-      await payerCallsEscrow(app, owing.payer, 'finalizeWithdraw', [owing.channel.config]);
-      await startWithdrawal(app, owing.payer, owing.channel.config, DEPOSIT - 1n);
+      await withdrawRestAfterUnit(owing);
       expect(await receiversOf((await claimer.runOnce()).claims)).toEqual([owing.payTo]);
     } finally {
       reads.restore();
@@ -209,8 +225,7 @@ describe("the claimer's run", () => {
 
   it('keeps a harmless verdict past a restart, and for another instance: thousands of 1-unit withdrawals are not all read again after each deploy', async () => {
     await start(loadConfig({}).chain.batchSettlement.claimMinMicros);
-    const owing = await receiverPaidOnce();
-    await startWithdrawal(app, owing.payer, owing.channel.config, 1n);
+    await receiverWithdrawingAUnit();
     expect((await app.app.get(ClaimerService).runOnce()).claims).toEqual([]); // judged harmless
     const reads = countChannelReads(app);
     try {
@@ -245,27 +260,20 @@ describe("the claimer's run", () => {
     const run = app.app.get(ClaimerService).runOnce();
     await broadcasting; // the claim of the first page is on its way
     const beforeSecond = Date.now();
-    const offer = await batchGate(app, paid.site);
-    const second = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
-      body: { payment: await paid.channel.payment(offer, 2n * PRICE) },
-    });
-    expect(second.status).toBe(200);
+    expect(await payAgain(paid, 2n * PRICE)).toBe(200);
     expect((await run).claims).toHaveLength(1);
     expect((await unclaimedSince())!.getTime()).toBeGreaterThanOrEqual(beforeSecond - 5);
   }, 60_000);
 
   it('judges a withdrawal harmless only on the chain as of the log it read: a node behind it (showing an older 1-unit withdrawal) does not hide the full one that followed', async () => {
     await start(loadConfig({}).chain.batchSettlement.claimMinMicros);
-    const owing = await receiverPaidOnce();
-    await startWithdrawal(app, owing.payer, owing.channel.config, 1n);
+    const owing = await receiverWithdrawingAUnit();
     const claimer = app.app.get(ClaimerService);
     expect((await claimer.runOnce()).claims).toEqual([]); // judged harmless
     const before = await app.chain.publicClient.getBlockNumber({ cacheTime: 0 });
 
     // The unit is taken out after the delay, and everything else is asked back.
-    await increaseTime(app.chain.rpcUrl, owing.channel.config.withdrawDelay + 1);
-    await payerCallsEscrow(app, owing.payer, 'finalizeWithdraw', [owing.channel.config]);
-    await startWithdrawal(app, owing.payer, owing.channel.config, DEPOSIT - 1n);
+    await withdrawRestAfterUnit(owing);
 
     // The next run's reads of the channel at the latest block reach a node still before all that.
     const client = app.chain.publicClient;
@@ -332,11 +340,7 @@ describe("the claimer's run", () => {
       .markClaimed(channelId, 0n, { balance: 0n, charged: PRICE, readAgainAfterSeconds: 3_600 });
     expect((await unclaimedSince()).getTime()).toBeGreaterThan(Date.now() + 3_000_000);
 
-    const offer = await batchGate(app, paid.site);
-    const next = await app.call('POST', `/v1/gates/${offer.id}/verify`, {
-      body: { payment: await paid.channel.payment(offer, 2n * PRICE) },
-    });
-    expect(next.status).toBe(200);
+    expect(await payAgain(paid, 2n * PRICE)).toBe(200);
     expect((await unclaimedSince()).getTime()).toBeLessThanOrEqual(Date.now());
   });
 });

@@ -49,6 +49,11 @@ export class PricingController {
     description: 'A path or URL to price, e.g. /blog/post-1?ref=x',
   })
   @ApiResponse({ status: 200, type: PriceResolutionView, description: 'Which rule wins for a path, and its price.' })
+  @ApiResponse({
+    status: 422,
+    description:
+      'No path, or one too costly to price against the site’s rules (more than pricing one request may take; the gate charges it the site’s highest price)',
+  })
   async resolve(
     @CurrentPublisher() publisher: Publisher,
     @Param('site_id') siteId: string,

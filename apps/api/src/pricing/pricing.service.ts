@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   compileSitePrices,
   formatMicrosUsd,
+  MAX_PRICING_STEPS,
   parsePriceUsd,
   priceOfSpelling,
   priceRoute,
@@ -12,6 +13,7 @@ import {
   type PricingApplied,
   type Route,
   type SitePrices,
+  withinSteps,
 } from '@crawlgate/core';
 import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
@@ -156,17 +158,29 @@ export class PricingService {
     const changedAt = Math.floor((site.pricingUpdatedAt?.getTime() ?? 0) / 1000);
     if (gate.iat >= changedAt) return;
     // The path as the gate spelled it, and every route it reads as (a ";" or "%2F" in it): the highest.
+    // Each within the step budget of pricing one request: a path too costly to read costs the site's highest price.
     const prices = await this.prices(site);
-    const spelled = priceOfSpelling(prices, gate.path);
-    const routed = priceRoute(prices, readRoute(gate.path), {});
+    const spelled = withinSteps(MAX_PRICING_STEPS, () => priceOfSpelling(prices, gate.path)) ?? prices.highest;
+    const routed = spelled === prices.highest ? spelled : priceRoute(prices, readRoute(gate.path), {});
     if (gate.micros < (spelled > routed ? spelled : routed))
       throw conflict(
         'The price of this path went up since this gate was offered; nothing was charged. Ask for a fresh gate',
       );
   }
 
+  /** Which rule prices `url`; 422 for a path whose lookup would take more than pricing one request may. */
   async resolve(site: Site, url: string): Promise<PriceResolution> {
-    const match = (await this.prices(site)).exact.resolve(url);
+    const prices = await this.prices(site);
+    const match = withinSteps(MAX_PRICING_STEPS, () => prices.exact.resolve(url));
+    if (match === undefined)
+      throw new ValidationFailed([
+        {
+          loc: ['query', 'path'],
+          msg: `Pricing this path against the site's rules takes longer than pricing one request may; the gate charges it the site's highest price, $${formatMicrosUsd(prices.highest)}`,
+          type: 'value_error',
+          input: url,
+        },
+      ]);
     return {
       path: requestPath(url),
       price_usd: formatMicrosUsd(match.micros),

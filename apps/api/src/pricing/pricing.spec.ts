@@ -1,4 +1,6 @@
 import {
+  globSteps,
+  MAX_PRICING_STEPS,
   priceOfSpelling,
   BOT_CATEGORIES,
   DEFAULT_CATEGORY_ACTIONS,
@@ -245,6 +247,66 @@ describe('pricing API', () => {
       ['/elsewhere', '0.001', null],
     ])('%s costs %s (rule %p)', async (path, price, rule) => {
       expect(await resolve(path)).toMatchObject({ price_usd: price, rule });
+    });
+  });
+
+  describe('a costly path against many wildcard rules', () => {
+    // 1,000 rules that every path is tried against, each reading its whole segment: a 2,040-character
+    // path took some 49 million matcher steps (65–90 ms of one core) where pricing a request may take 2.
+    const longPath = '/' + 'a'.repeat(2039);
+    /** At most `budgets` of MAX_PRICING_STEPS since `steps` (and what a lookup takes to notice it spent one). */
+    const within = (steps: number, budgets: number) =>
+      expect(globSteps() - steps).toBeLessThan(budgets * MAX_PRICING_STEPS + 20_000);
+    let owner: TestPublisher;
+    let costly: TestSite;
+    beforeAll(async () => {
+      owner = await registerPublisher(app);
+      costly = await createSite(app, owner);
+      const rules = Array.from({ length: 1000 }, (_, i) => ({ path: `/*${'a?'.repeat(20)}b${i}*`, price_usd: '0.5' }));
+      const response = await app.call('PUT', `/v1/sites/${costly.siteId}/pricing`, {
+        body: { default_price_usd: '0.01', rules },
+        headers: owner.auth,
+      });
+      expect(response.status).toBe(200);
+    });
+    const siteRow = () => app.database.prisma.site.findUniqueOrThrow({ where: { id: costly.siteId } });
+
+    it('judges a gate offered before the last price change within the step budget, as the site’s highest price', async () => {
+      const pricing = app.app.get(PricingService);
+      const site = await siteRow();
+      await pricing.prices(site); // compiled outside the count
+      const steps = globSteps();
+      await expect(pricing.assertOfferStands(site, { path: longPath, micros: 10_000n, iat: 0 })).rejects.toMatchObject({
+        status: 409,
+      });
+      // The path as written, then as routers read it (its spellings, then its static files).
+      within(steps, 3);
+      const again = globSteps();
+      await expect(
+        pricing.assertOfferStands(site, { path: longPath, micros: 500_000n, iat: 0 }),
+      ).resolves.toBeUndefined();
+      within(again, 3);
+    });
+
+    it('answers the publisher’s resolve of such a path 422 within the step budget, naming the price it is charged', async () => {
+      await app.app.get(PricingService).prices(await siteRow());
+      const steps = globSteps();
+      const response = await app.call(
+        'GET',
+        `/v1/sites/${costly.siteId}/pricing/resolve?path=${encodeURIComponent(longPath)}`,
+        { headers: owner.auth },
+      );
+      within(steps, 1);
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0]).toMatchObject({ loc: ['query', 'path'], msg: expect.stringContaining('$0.5') });
+      const honest = await app.call(
+        'GET',
+        `/v1/sites/${costly.siteId}/pricing/resolve?path=/xa1a2a3a4a5a6a7a8a9a0a1a2a3a4a5a6a7a8a9a0b7y`,
+        {
+          headers: owner.auth,
+        },
+      );
+      expect(honest.body).toMatchObject({ price_usd: '0.5', rule: 7 });
     });
   });
 

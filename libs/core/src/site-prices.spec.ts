@@ -1,3 +1,6 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { priceRoute, readRoute } from './route';
 import { compileSitePrices, priceOfSpelling } from './site-prices';
 
 const prices = compileSitePrices(
@@ -167,5 +170,49 @@ describe('priceOfSpelling', () => {
 
   it('knows the site’s highest price', () => {
     expect(prices.highest).toBe(500_000n);
+  });
+});
+
+describe('heapBytes', () => {
+  // The API weighs its cache of many sites' prices by this estimate: what V8 keeps for them.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const shapes: [string, number, (i: number) => string][] = [
+    ['"?" runs between stars', 300, (i) => `/*${'a?'.repeat(60)}b${i}*`],
+    ['"?" runs without stars', 300, (i) => `/${'?'.repeat(120)}/${i}`],
+    ['classes', 200, (i) => `/*[a-z][!0-9]${'[abc]x'.repeat(30)}${i}*`],
+    ['negated classes', 200, (i) => `/*[!a]${'[^b]'.repeat(40)}${i}*`],
+    ['literal runs between stars', 1000, (i) => `/*-v${i}-*`],
+    ['literal paths', 1000, (i) => `/plain/${'x'.repeat(200)}/${i}`],
+    ['a small site', 20, (i) => `/blog/${i}/*`],
+  ];
+
+  it.each(shapes)(
+    'estimates %s within a factor of two of the heap they keep, keyed tables included',
+    (_, count, rule) => {
+      const rules = Array.from({ length: count }, (_, i) => ({ pattern: rule(i), micros: 1n }));
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      const sites = Array.from({ length: 5 }, () => {
+        const site = compileSitePrices(rules, 1n);
+        priceRoute(site, readRoute('/aİ'), {}); // builds every keyed table
+        return site;
+      });
+      gc();
+      const kept = process.memoryUsage().heapUsed - before;
+      const estimate = sites.reduce((bytes, site) => bytes + site.heapBytes(), 0);
+      expect(estimate / kept).toBeGreaterThan(0.5);
+      expect(estimate / kept).toBeLessThan(2);
+    },
+  );
+
+  it('grows as keyed tables are built, telling the caller each time', () => {
+    let built = 0;
+    const site = compileSitePrices([{ pattern: '/*[!a]x*', micros: 1n }], 1n, () => built++);
+    const exactOnly = site.heapBytes();
+    expect(exactOnly).toBe(site.exact.heapBytes);
+    priceRoute(site, readRoute('/x'), {});
+    expect(built).toBeGreaterThan(0);
+    expect(site.heapBytes()).toBeGreaterThan(exactOnly * built);
   });
 });

@@ -25,6 +25,8 @@ export interface SitePrices {
    * and which a rule's last "*" may stand for).
    */
   mayMatch(path: string): boolean;
+  /** About the bytes its tables keep on the heap, the keyed ones built so far included (PriceTable.heapBytes). */
+  heapBytes(): number;
 }
 
 /** A path's or pattern's number of "/", one at its end not counted: equal for any path a pattern matches. */
@@ -34,7 +36,12 @@ function depthOf(path: string): number {
   return path.length > 1 && path.endsWith('/') ? slashes - 1 : slashes;
 }
 
-export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bigint): SitePrices {
+/** `onTableBuilt`: told when a keyed table is built, so a cache weighing the prices (heapBytes) can weigh them again. */
+export function compileSitePrices(
+  rules: readonly PriceRule[],
+  defaultMicros: bigint,
+  onTableBuilt?: () => void,
+): SitePrices {
   const exact = compilePriceTable(rules, defaultMicros);
   const keyedTables = new Map<string, PriceTable>();
   const depths = new Set(rules.map((rule) => depthOf(rule.pattern)));
@@ -43,6 +50,7 @@ export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bi
     // "/a/*" matches "/a/" ("*" may match nothing): a path ending in "/" may meet a rule one deeper.
     mayMatch: (path) => depths.has(depthOf(path)) || (path.endsWith('/') && depths.has(depthOf(path) + 1)),
     highest: rules.reduce((max, rule) => (rule.micros > max ? rule.micros : max), defaultMicros),
+    heapBytes: () => [...keyedTables.values()].reduce((bytes, table) => bytes + table.heapBytes, exact.heapBytes),
     keyed(routing, expandDottedI = false) {
       const name = `${routing.caseSensitive}${routing.strictTrailingSlash}${expandDottedI}`;
       let table = keyedTables.get(name);
@@ -57,6 +65,7 @@ export function compileSitePrices(rules: readonly PriceRule[], defaultMicros: bi
             ? higherOf(read('any-spelling'), read('regexp'))
             : read('any-spelling');
         keyedTables.set(name, table);
+        onTableBuilt?.();
       }
       return table;
     },
@@ -74,6 +83,7 @@ const higher = (x: PriceMatch, y: PriceMatch) =>
 function higherOf(a: PriceTable, b: PriceTable): PriceTable {
   return {
     size: a.size,
+    heapBytes: a.heapBytes + b.heapBytes,
     resolve: (url) => higher(a.resolve(url), b.resolve(url)),
     resolvePath: (path) => higher(a.resolvePath(path), b.resolvePath(path)),
   };

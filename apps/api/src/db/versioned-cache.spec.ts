@@ -73,3 +73,56 @@ describe('VersionedCache', () => {
     await expect(cache.get('a', 1, load)).resolves.toBe('load 4');
   });
 });
+
+describe('VersionedCache weighed', () => {
+  /** A value whose weight the test sets, as a site's price table grows when keyed tables are built on it. */
+  const valued = (name: string, weight: number) => ({ name, weight });
+  const weighed = () =>
+    new VersionedCache<{ name: string; weight: number }>(10, { maxWeight: 100, weigh: (value) => value.weight });
+
+  it('drops the least recently loaded keys once its values weigh more than its bound, never the one just read', async () => {
+    const cache = weighed();
+    const loads: string[] = [];
+    const load = (name: string, weight: number) => async () => (loads.push(name), valued(name, weight));
+    await cache.get('a', 1, load('a', 40));
+    await cache.get('b', 1, load('b', 40));
+    expect(cache.weight).toBe(80);
+    await cache.get('c', 1, load('c', 40)); // 120: a goes
+    expect(cache.weight).toBe(80);
+    await cache.get('b', 1, load('b', 40));
+    await cache.get('c', 1, load('c', 40));
+    expect(loads).toEqual(['a', 'b', 'c']);
+    await cache.get('a', 1, load('a', 40)); // reloaded: b goes
+    expect(loads).toEqual(['a', 'b', 'c', 'a']);
+    const huge = await cache.get('huge', 1, load('huge', 500)); // alone above the bound: kept, the rest dropped
+    expect(huge.name).toBe('huge');
+    expect(cache.weight).toBe(500);
+    await cache.get('huge', 1, load('huge', 500));
+    expect(loads).toEqual(['a', 'b', 'c', 'a', 'huge']);
+  });
+
+  it('weighs a value again when told: one that grew since its load drops older keys', async () => {
+    const cache = weighed();
+    const grows = valued('grows', 10);
+    await cache.get('old', 1, async () => valued('old', 50));
+    await cache.get('grows', 1, async () => grows);
+    expect(cache.weight).toBe(60);
+    grows.weight = 80;
+    cache.weighAgain('grows');
+    expect(cache.weight).toBe(80);
+    cache.weighAgain('gone'); // a key it no longer holds: nothing to weigh
+    expect(cache.weight).toBe(80);
+    let reloaded = false;
+    await cache.get('old', 1, async () => ((reloaded = true), valued('old', 50)));
+    expect(reloaded).toBe(true);
+  });
+
+  it('counts a replaced version’s weight once, and a failed load’s not at all', async () => {
+    const cache = weighed();
+    await cache.get('site', 1, async () => valued('v1', 30));
+    await cache.get('site', 2, async () => valued('v2', 20));
+    expect(cache.weight).toBe(20);
+    await expect(cache.get('other', 1, () => Promise.reject(new Error('connection lost')))).rejects.toThrow();
+    expect(cache.weight).toBe(20);
+  });
+});

@@ -1,5 +1,3 @@
-import { rememberLast } from '@crawlgate/core';
-
 /**
  * Values read from the database, per key (a site), each tagged with the version it was loaded for
  * (a counter the row bumps on every change, read with the row a request loads anyway), so a change
@@ -10,20 +8,83 @@ import { rememberLast } from '@crawlgate/core';
  * queries, queued behind each other in the pool, kept it cold for seconds (`npm run bench -- api`).
  */
 export class VersionedCache<T> {
-  private readonly entries = new Map<string, { version: number; value: Promise<T> }>();
+  private readonly entries = new Map<string, Entry<T>>();
+  private weighed = 0;
 
-  /** Beyond `maxEntries`, the least recently loaded key goes first. */
-  constructor(private readonly maxEntries: number) {}
+  /**
+   * Beyond `maxEntries`, or once the values weigh more than `weighing.maxWeight`, the least recently
+   * loaded keys go first; the key just read stays, even alone above the bound.
+   */
+  constructor(
+    private readonly maxEntries: number,
+    private readonly weighing?: Weighing<T>,
+  ) {}
+
+  /** What the loaded values weighed when last weighed (0 without `weighing`). */
+  get weight(): number {
+    return this.weighed;
+  }
 
   get(key: string, version: number, load: () => Promise<T>): Promise<T> {
     const cached = this.entries.get(key);
     if (cached?.version === version) return cached.value;
-    const entry = { version, value: load() };
-    rememberLast(this.entries, key, entry, this.maxEntries);
-    // A failed load is not kept: the next request tries again.
-    entry.value.catch(() => {
-      if (this.entries.get(key) === entry) this.entries.delete(key);
-    });
+    if (cached) this.drop(key, cached);
+    const entry: Entry<T> = { version, value: load(), weight: 0 };
+    this.entries.set(key, entry);
+    if (this.entries.size > this.maxEntries) this.dropOldest(key);
+    entry.value.then(
+      (value) => {
+        if (this.entries.get(key) !== entry) return;
+        entry.loaded = { value };
+        this.weigh(key, entry, value);
+      },
+      // A failed load is not kept: the next request tries again.
+      () => {
+        if (this.entries.get(key) === entry) this.drop(key, entry);
+      },
+    );
     return entry.value;
   }
+
+  /** Weighs `key`'s value again: one that grew since its load (a site's prices build tables on first use). */
+  weighAgain(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry?.loaded) this.weigh(key, entry, entry.loaded.value);
+  }
+
+  private weigh(key: string, entry: Entry<T>, value: T): void {
+    if (!this.weighing) return;
+    const weight = this.weighing.weigh(value);
+    this.weighed += weight - entry.weight;
+    entry.weight = weight;
+    while (this.weighed > this.weighing.maxWeight && this.entries.size > 1) this.dropOldest(key);
+  }
+
+  /** The least recently loaded key but `keep`. */
+  private dropOldest(keep: string): void {
+    for (const [key, entry] of this.entries) {
+      if (key === keep) continue;
+      this.drop(key, entry);
+      return;
+    }
+  }
+
+  private drop(key: string, entry: Entry<T>): void {
+    this.entries.delete(key);
+    this.weighed -= entry.weight;
+  }
+}
+
+/** How a cache weighs its values, and what they may weigh together. */
+export interface Weighing<T> {
+  weigh(value: T): number;
+  maxWeight: number;
+}
+
+interface Entry<T> {
+  version: number;
+  value: Promise<T>;
+  /** The value once loaded; what it weighed when last weighed. */
+  loaded?: { value: T };
+  weight: number;
 }

@@ -38,11 +38,19 @@ const MAX_PRICING_READS = 5;
 
 /** Sites whose compiled price tables one instance keeps; the least recently loaded go first. */
 const MAX_CACHED_SITES = 10_000;
+/**
+ * What those tables may weigh together (their estimated heap bytes): one site's may reach 20–45 MB
+ * (1,000 wildcard rules, keyed for every router), so a count alone let one account's sites fill the heap.
+ */
+export const MAX_CACHED_PRICE_BYTES = 64 * 1024 * 1024;
 
 @Injectable()
 export class PricingService {
   /** Compiled prices by site, tagged with the pricing version they were built from. */
-  private readonly compiled = new VersionedCache<SitePrices>(MAX_CACHED_SITES);
+  private readonly compiled = new VersionedCache<SitePrices>(MAX_CACHED_SITES, {
+    maxWeight: MAX_CACHED_PRICE_BYTES,
+    weigh: (prices) => prices.heapBytes(),
+  });
 
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
@@ -108,6 +116,7 @@ export class PricingService {
     return compileSitePrices(
       whole.rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
       whole.defaultPriceMicros,
+      () => this.compiled.weighAgain(siteId),
     );
   }
 

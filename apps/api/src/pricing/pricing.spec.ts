@@ -2,6 +2,7 @@ import {
   globSteps,
   MAX_PRICING_STEPS,
   priceOfSpelling,
+  readRoute,
   BOT_CATEGORIES,
   DEFAULT_CATEGORY_ACTIONS,
   DEFAULT_CATEGORY_ACTIONS_VERSION,
@@ -9,7 +10,7 @@ import {
 } from '@crawlgate/core';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { PricingService } from './pricing.service';
+import { MAX_CACHED_PRICE_BYTES, PricingService } from './pricing.service';
 
 describe('pricing API', () => {
   let app: TestApp;
@@ -270,6 +271,32 @@ describe('pricing API', () => {
       expect(response.status).toBe(200);
     });
     const siteRow = () => app.database.prisma.site.findUniqueOrThrow({ where: { id: costly.siteId } });
+
+    it('keeps compiled prices within a weight bound: one account’s large tables cannot fill the heap', async () => {
+      // Each of these sites' tables weighs some 15 MB once keyed for every router (1,000 rules of
+      // 127 characters): with only a count of sites kept, 200 of one account's took 3 GB.
+      const pricing = app.app.get(PricingService);
+      const rules = Array.from({ length: 1000 }, (_, i) => ({ path: `/*${'a?'.repeat(60)}b${i}*`, price_usd: '0.5' }));
+      const big: TestSite[] = [];
+      for (let i = 0; i < 6; i++) {
+        const site = await createSite(app, owner);
+        const response = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
+          body: { default_price_usd: '0.01', rules },
+          headers: owner.auth,
+        });
+        expect(response.status).toBe(200);
+        big.push(site);
+      }
+      const rowOf = (site: TestSite) => app.database.prisma.site.findUniqueOrThrow({ where: { id: site.siteId } });
+      const first = await pricing.prices(await rowOf(big[0]));
+      for (const site of big) expect(await pricing.priceOfRoute(await rowOf(site), readRoute('/x'))).toBe(10_000n);
+      const cache = pricing['compiled'];
+      expect(cache.weight).toBeGreaterThan(MAX_CACHED_PRICE_BYTES / 2);
+      expect(cache.weight).toBeLessThanOrEqual(MAX_CACHED_PRICE_BYTES);
+      const last = await rowOf(big[5]);
+      expect(await pricing.prices(last)).toBe(await pricing.prices(last));
+      expect(await pricing.prices(await rowOf(big[0]))).not.toBe(first); // loaded first, dropped first
+    });
 
     it('judges a gate offered before the last price change within the step budget, as the site’s highest price', async () => {
       const pricing = app.app.get(PricingService);

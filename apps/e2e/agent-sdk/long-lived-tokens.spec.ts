@@ -7,6 +7,8 @@
  */
 
 import { encodeBase64Json, readGate } from '@crawlgate/core';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { forgedToken } from './support/forged-token';
 import {
   fetchPage,
@@ -410,4 +412,47 @@ it("a front's own 402 to a payment its gate settled, the site's two-hour tokens 
   front.control.redirectTo = url.replace('127.0.0.1', 'localhost');
   expect(await fetchPage(agent, url)).toMatchObject({ reason: 'payment_unconfirmed' });
   expect(await site.paymentsFor(path)).toEqual(['authorization']);
+}, 60_000);
+
+it("a refused payment kept under the URL asked for, that URL later redirecting to another site with the same path: the payment's token and header never reach that site", async () => {
+  // E/x sent the agent to the gated site's /x, whose front refused the payment its gate took; later
+  // E/x sends it to E2/x instead, a site of the attacker's answering 402. The payment kept under E/x
+  // must not be asked about for E2's page: its token, read from the gated site's API, would be sent
+  // to E2 and opened E2's answer as the page bought.
+  const path = '/articles/refused-then-redirected-elsewhere';
+  const seen: IncomingHttpHeaders[] = [];
+  const elsewhere = createServer((request, response) => {
+    seen.push(request.headers);
+    response.writeHead(402, { 'content-type': 'application/json' }).end(JSON.stringify({ stolen: true }));
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  try {
+    const redirector = `http://127.0.0.1:9${path}`; // E: answered here, never reached
+    const target = { location: `${site.url}${path}` };
+    const front = refusingFront(path, { sendOn: true });
+    const viaRedirector: typeof fetch = (input, init) =>
+      (input instanceof Request ? input.url : input.toString()) === redirector
+        ? Promise.resolve(new Response(null, { status: 302, headers: target }))
+        : front.fetchThrough(input, init);
+    const agent = await site.payingAgent(viaRedirector);
+    expect(await fetchPage(agent, redirector)).toMatchObject({ reason: 'payment_refused' });
+    expect(await site.paymentsFor(path)).toEqual(['authorization']);
+    await moveClock(10 * 60);
+    target.location = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}${path}`;
+    // E2's own offer is what the agent judges (here none it can pay).
+    await expect(fetchPage(agent, redirector)).rejects.toThrow('offers no "exact" payment');
+    expect(seen.length).toBeGreaterThan(0);
+    for (const headers of seen) {
+      expect(headers['x-crawlgate-token']).toBeUndefined();
+      expect(headers['payment-signature']).toBeUndefined();
+      expect(headers['x-payment']).toBeUndefined();
+    }
+    // The gated site's page itself is still read with that payment, not paid again.
+    target.location = `${site.url}${path}`;
+    expect(await fetchPage(agent, redirector)).toEqual({ status: 200, body: `content of ${path}` });
+    expect(await site.paymentsFor(path)).toEqual(['authorization']);
+  } finally {
+    elsewhere.closeAllConnections();
+    await new Promise((resolve) => elsewhere.close(resolve));
+  }
 }, 60_000);

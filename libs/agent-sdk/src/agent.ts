@@ -6,6 +6,7 @@ import {
   encodeBase64Json,
   formatMicrosUsd,
   formatWalletProof,
+  isLoopbackHost,
   MAX_ACCESS_TOKEN_TTL_SECONDS,
   MAX_AUTHORIZATION_SECONDS,
   MAX_PAYMENT_ANSWER_BYTES,
@@ -622,10 +623,11 @@ export function createAgent(options: AgentOptions): Agent {
       );
     }
     // Under the URL asked for too: a redirect may lead it to another spelling of the page's site
-    // (the same path); one paid for another path is that page's, not this one's.
+    // (the same path); one paid for another path is that page's, not this one's, and one paid on
+    // another site is that site's: the URL asked for is whoever redirects it, and may lead anywhere.
     const refusedEarlier = [page, requested]
       .map((key) => refusedPayments.get(key))
-      .find((refused) => refused && samePath(refused.url, url));
+      .find((refused) => refused && samePath(refused.url, url) && sameSite(refused.url, url));
     if (refusedEarlier) {
       const bought = await insteadOfChallenge(boughtDespiteRefusal(url, page, refusedEarlier, retry, spent));
       if (bought) return bought;
@@ -2353,6 +2355,19 @@ const refusedByItsApi = (asked: Response | undefined, body: unknown) =>
  */
 const samePath = (one: string, other: string): boolean =>
   requestPath(new URL(one).pathname) === requestPath(new URL(other).pathname);
+
+/**
+ * Whether two URLs are pages of one site, as far as the agent can tell: the same scheme, port and
+ * host as TokenCache keys it (a trailing dot, an IPv4-mapped address aside), every loopback name one host.
+ */
+const sameSite = (one: string, other: string): boolean => {
+  const [a, b] = [one, other].map((url) => new URL(TokenCache.originOf(TokenCache.key(new URL(url)))));
+  return (
+    a.protocol === b.protocol &&
+    a.port === b.port &&
+    (a.hostname === b.hostname || (isLoopbackHost(a.hostname) && isLoopbackHost(b.hostname)))
+  );
+};
 
 /** The authorization an exact payment sent signed, as the chain knows it; null when its header shows none. */
 function authorizationOf({

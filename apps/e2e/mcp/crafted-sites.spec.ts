@@ -264,3 +264,48 @@ describe('@crawlgate/mcp against crafted 402s', () => {
     expect((quote.structuredContent as { offers: unknown[] }).offers.length).toBeLessThanOrEqual(10);
   });
 });
+
+describe('@crawlgate/mcp reading a body that never ends', () => {
+  const env = {
+    CRAWLGATE_WALLET_KEY: generatePrivateKey(),
+    CRAWLGATE_MAX_PRICE_USD: '0.01',
+    CRAWLGATE_BUDGET_USD: '1',
+    CRAWLGATE_NETWORKS: 'base',
+    CRAWLGATE_ALLOW_PRIVATE_NETWORKS: 'true',
+  };
+
+  it('stops reading when the client cancels the call, and lets go of the connection', async () => {
+    // A page that sends its headers and a byte, then nothing: each abandoned call kept its socket open.
+    const open = new Set<import('node:net').Socket>();
+    const server = createServer((request, response) => {
+      open.add(request.socket);
+      request.socket.on('close', () => open.delete(request.socket));
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.write('a');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const mcp = await connect(env);
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/trickle`;
+      const cancel = new AbortController();
+      const call = mcp.client.callTool({ name: 'fetch_page', arguments: { url } }, undefined, {
+        signal: cancel.signal,
+      });
+      await waitFor(() => open.size === 1);
+      cancel.abort();
+      await expect(call).rejects.toThrow();
+      await waitFor(() => open.size === 0, 1000);
+      expect(open.size).toBe(0);
+    } finally {
+      await mcp.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+/** Resolves once `done()` holds, polling; fails after `ms`. */
+async function waitFor(done: () => boolean, ms = 5000): Promise<void> {
+  for (const started = Date.now(); !done(); await new Promise((resolve) => setTimeout(resolve, 20)))
+    if (Date.now() - started > ms) throw new Error('timed out waiting');
+}

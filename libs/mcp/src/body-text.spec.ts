@@ -90,3 +90,35 @@ describe('isTextual', () => {
     expect(isTextual(type)).toBe(textual);
   });
 });
+
+describe('readBodyText with a signal', () => {
+  it('stops a body that never ends when its signal aborts, letting go of it', async () => {
+    let cancelled: unknown;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(utf8('a trickle'));
+      },
+      cancel(reason) {
+        cancelled = reason;
+      },
+    });
+    const response = new Response(body, { headers: { 'content-type': 'text/plain' } });
+    const started = Date.now();
+    await expect(readBodyText(response, 1000, AbortSignal.timeout(50))).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(cancelled).toMatchObject({ name: 'TimeoutError' });
+  });
+
+  it('reads a whole body as before when its signal never aborts', async () => {
+    const response = new Response('whole', { headers: { 'content-type': 'text/plain' } });
+    expect(await readBodyText(response, 100, new AbortController().signal)).toEqual({
+      text: 'whole',
+      truncated: false,
+    });
+  });
+
+  it('reads nothing once its signal has aborted', async () => {
+    const response = new Response('late', { headers: { 'content-type': 'text/plain' } });
+    await expect(readBodyText(response, 100, AbortSignal.abort())).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});

@@ -19,7 +19,14 @@ export function isTextual(contentType: string | null): boolean {
   return contentType === null || contentType.trim() === '' || TEXTUAL.test(contentType.trim());
 }
 
-export async function readBodyText(response: Response, maxChars: number): Promise<BodyText> {
+/** How long fetch_page waits for a page's body once its answer came (paid or not, it is over by then). */
+export const BODY_READ_MS = 30_000;
+
+/**
+ * The body as text, up to `maxChars`; when `signal` aborts first, the body is let go of and its
+ * reason thrown (a page can send a byte every few minutes for ever).
+ */
+export async function readBodyText(response: Response, maxChars: number, signal?: AbortSignal): Promise<BodyText> {
   const contentType = response.headers.get('content-type');
   if (!isTextual(contentType)) {
     discardBody(response);
@@ -28,11 +35,16 @@ export async function readBodyText(response: Response, maxChars: number): Promis
   if (!response.body) return { text: '', truncated: false };
   const decoder = decoderFor(contentType);
   const reader = response.body.getReader();
+  // A cancel ends the read waiting for the next chunk (it resolves as done), then the reason is thrown.
+  const stop = () => void reader.cancel(signal?.reason).catch(() => undefined);
+  signal?.addEventListener('abort', stop, { once: true });
   let text = '';
   let ended = false;
   try {
+    signal?.throwIfAborted();
     while (text.length <= maxChars) {
       const { done, value } = await reader.read();
+      signal?.throwIfAborted();
       if (done) {
         text += decoder.decode();
         ended = true;
@@ -41,8 +53,9 @@ export async function readBodyText(response: Response, maxChars: number): Promis
       text += decoder.decode(value, { stream: true });
     }
   } finally {
+    signal?.removeEventListener('abort', stop);
     // Not awaited: a cancel settles only once every branch of a tee'd body is cancelled.
-    if (!ended) void reader.cancel().catch(() => undefined);
+    if (!ended) void reader.cancel(signal?.reason).catch(() => undefined);
   }
   return text.length > maxChars ? { text: cut(text, maxChars), truncated: true } : { text, truncated: !ended };
 }

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { PaymentEvent } from '@crawlgate/agent';
 import { z } from 'zod';
-import { readBodyText } from '../body-text';
+import { BODY_READ_MS, readBodyText } from '../body-text';
 import { pageUrl } from '../page-url';
 import type { WalletSession } from '../session';
 import { answer } from '../tool-result';
@@ -48,6 +48,7 @@ export async function fetchPage(
   url: URL,
   maxChars: number,
   maxPriceUsd?: string,
+  cancelled?: AbortSignal,
 ): Promise<FetchedPage> {
   const {
     value: response,
@@ -58,12 +59,21 @@ export async function fetchPage(
   );
   // Read outside the payment's bookkeeping, but never reported as a refusal: once paid, a body
   // cut short (a connection dropped) is a paid page that failed to arrive, not "nothing paid".
+  // The body within BODY_READ_MS, and no longer than the client waits (a cancelled call's answer is
+  // dropped): the payment, if any, is over, so nothing of it is cut short.
+  const deadline = AbortSignal.timeout(BODY_READ_MS);
   let body: { text: string | null; truncated: boolean; body_error: string | null };
   try {
-    body = { ...(await readBodyText(response, maxChars)), body_error: null };
+    body = {
+      ...(await readBodyText(response, maxChars, cancelled ? AbortSignal.any([cancelled, deadline]) : deadline)),
+      body_error: null,
+    };
   } catch (error) {
-    if (payments.length === 0 && unconfirmed.length === 0) throw error;
-    body = { text: null, truncated: true, body_error: `the body broke off: ${(error as Error).message}` };
+    if (cancelled?.aborted || (payments.length === 0 && unconfirmed.length === 0)) throw error;
+    const why = deadline.aborted
+      ? `the body did not finish within ${BODY_READ_MS / 1000} s`
+      : `the body broke off: ${(error as Error).message}`;
+    body = { text: null, truncated: true, body_error: why };
   }
   const payment = payments.at(-1);
   const doubt = unconfirmed.at(-1);
@@ -167,13 +177,14 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
       // Paying cannot be undone: a host that asks before destructive calls should ask here.
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
-    ({ url, max_chars, max_price_usd }) =>
+    ({ url, max_chars, max_price_usd }, { signal }) =>
       answer(session, 'fetch_page', url, async () => ({
         ...(await fetchPage(
           session,
           pageUrl(url),
           Math.min(max_chars ?? session.maxChars, session.maxChars),
           max_price_usd,
+          signal,
         )),
       })),
   );

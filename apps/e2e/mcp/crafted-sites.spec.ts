@@ -48,6 +48,15 @@ type Site = Awaited<ReturnType<typeof startSite>>;
 const json402 = (response: ServerResponse, body: unknown, headers: Record<string, string> = {}) =>
   response.writeHead(402, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 
+/** The server's settings: a wallet paying USDC on base, the crafted sites on 127.0.0.1 allowed. */
+const env = {
+  CRAWLGATE_WALLET_KEY: generatePrivateKey(),
+  CRAWLGATE_MAX_PRICE_USD: '0.01',
+  CRAWLGATE_BUDGET_USD: '1',
+  CRAWLGATE_NETWORKS: 'base',
+  CRAWLGATE_ALLOW_PRIVATE_NETWORKS: 'true',
+};
+
 describe('@crawlgate/mcp against crafted 402s', () => {
   let mcp: Connected | undefined;
   let site: Site | undefined;
@@ -56,14 +65,6 @@ describe('@crawlgate/mcp against crafted 402s', () => {
     await site?.close();
     mcp = site = undefined;
   });
-
-  const env = {
-    CRAWLGATE_WALLET_KEY: generatePrivateKey(),
-    CRAWLGATE_MAX_PRICE_USD: '0.01',
-    CRAWLGATE_BUDGET_USD: '1',
-    CRAWLGATE_NETWORKS: 'base',
-    CRAWLGATE_ALLOW_PRIVATE_NETWORKS: 'true',
-  };
 
   it.each([
     ['no extra', undefined],
@@ -266,14 +267,6 @@ describe('@crawlgate/mcp against crafted 402s', () => {
 });
 
 describe('@crawlgate/mcp reading a body that never ends', () => {
-  const env = {
-    CRAWLGATE_WALLET_KEY: generatePrivateKey(),
-    CRAWLGATE_MAX_PRICE_USD: '0.01',
-    CRAWLGATE_BUDGET_USD: '1',
-    CRAWLGATE_NETWORKS: 'base',
-    CRAWLGATE_ALLOW_PRIVATE_NETWORKS: 'true',
-  };
-
   it('stops reading when the client cancels the call, and lets go of the connection', async () => {
     // A page that sends its headers and a byte, then nothing: each abandoned call kept its socket open.
     const open = new Set<import('node:net').Socket>();

@@ -38,6 +38,7 @@ export const POSTGRESQL_ONLY = [
   'src/payments/contract-payer-gas.spec.ts',
   'src/payments/payout-change-transfer.spec.ts',
   'src/payments/claim-order.spec.ts',
+  'src/payments/relayer-turns.spec.ts',
   'src/payments/coverage-one-state.spec.ts',
   'src/payments/public-data.spec.ts',
   'src/payments/relay-refusal-fairness.spec.ts',

@@ -365,7 +365,7 @@ export class ClaimerService {
       throw await this.settleRevert(batch, of, owed, `the settle would revert: ${(error as Error).message}`);
     });
     // Written down once signed, before it is sent, as claims are (claimChannels).
-    const hash = await broadcastFromRelayer(this.chain, call, (txHash, nonce) =>
+    const hash = await broadcastFromRelayer(this.chain, call, 'claimer', (txHash, nonce) =>
       this.store.recordSettleSent({ ...of, txHash, nonce, claimIds }),
     );
     run.settles.push(hash);
@@ -699,6 +699,7 @@ export class ClaimerService {
     const hash = await broadcastFromRelayer(
       this.chain,
       call,
+      'claimer',
       (txHash, nonce) => this.store.recordClaimSent({ ...of, txHash, nonce, channels: rows.length, amount }),
       urgency,
     );

@@ -372,7 +372,7 @@ export class RefundsService {
     const call = relayerCall(this.chain, batch.escrow, data, gas, fees);
     let stored = false;
     try {
-      return await broadcastFromRelayer(this.chain, call, async (hash, nonce) => {
+      return await broadcastFromRelayer(this.chain, call, { payee: config.receiver }, async (hash, nonce) => {
         if (!(await this.store.setRefundTx(channelId, hold.id, hold.follows, hash, nonce))) throw new HoldLost();
         stored = true;
       });

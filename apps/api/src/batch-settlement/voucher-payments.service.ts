@@ -545,7 +545,14 @@ export class VoucherPaymentsService {
         validBefore: lease.validBefore,
       };
       try {
-        hash = await this.sendDeposit(batch, sent, lease.id, data, (signedAt) => (relayerNonce = signedAt));
+        hash = await this.sendDeposit(
+          batch,
+          sent,
+          config.receiver,
+          lease.id,
+          data,
+          (signedAt) => (relayerNonce = signedAt),
+        );
       } catch (error) {
         // This deposit sent before (its request stopped waiting, its lease taken over since), on its
         // way at another relayer nonce: a second copy would revert once the first lands, at our gas.
@@ -607,12 +614,14 @@ export class VoucherPaymentsService {
   private async sendDeposit(
     batch: BatchSettlementChain,
     deposit: Omit<DepositRecord, 'chainId' | 'txHash' | 'nonce'>,
+    receiver: string,
     leaseId: string,
     data: Hex,
     onRecorded: (nonce: number) => void,
   ): Promise<Hash> {
     const call = await prepareRelayerCall(this.chain, batch.escrow, data);
-    return broadcastFromRelayer(this.chain, call, async (txHash, nonce) => {
+    // In the receiver's turn, as its payments' settlements are.
+    return broadcastFromRelayer(this.chain, call, { payee: receiver }, async (txHash, nonce) => {
       await this.store.recordDepositSent({ chainId: this.chain.chainId, ...deposit, txHash, nonce }, leaseId);
       onRecorded(nonce);
     });

@@ -7,9 +7,17 @@ const MAX_ATTEMPTS = 3;
 const NONCE_TAKEN = /nonce too low|replacement transaction underpriced/i;
 
 export interface RelayerNonces {
-  /** Runs `broadcast` with the relayer's next nonce once every earlier broadcast has finished. */
-  send<T>(broadcast: (nonce: number) => Promise<T>): Promise<T>;
+  /** Runs `broadcast` with the relayer's next nonce once its turn comes (RelayerTurn), every earlier one finished. */
+  send<T>(broadcast: (nonce: number) => Promise<T>, turn: RelayerTurn): Promise<T>;
 }
+
+/**
+ * Whose turn a broadcast waits for. The claimer's go first: its claims keep every site's vouchers
+ * taken, and a withdrawing payer from taking back what it was charged. The others take turns by
+ * payee, a broadcast each: one payee's many (paid to it by payers of its own, at a price the gas
+ * exceeds, which costs it nothing) hold another's back a turn each, never behind them all.
+ */
+export type RelayerTurn = 'claimer' | { payee: string };
 
 /**
  * Assigns the relayer's nonces, one broadcast at a time. The nonce is the chain's pending count,
@@ -19,12 +27,42 @@ export interface RelayerNonces {
  * Only this step is serialized: settlements check, estimate and wait for receipts side by side.
  */
 export function createRelayerNonces(pendingNonce: () => Promise<number>): RelayerNonces {
-  let previous: Promise<unknown> = Promise.resolve();
+  const claimer: (() => Promise<void>)[] = [];
+  /** Each payee's waiting broadcasts, the payee whose turn is next first. */
+  const payees = new Map<string, (() => Promise<void>)[]>();
+  let running = false;
+  const next = () => {
+    if (claimer.length > 0) return claimer.shift();
+    const first = payees.entries().next();
+    if (first.done) return undefined;
+    const [payee, waiting] = first.value;
+    payees.delete(payee);
+    const turn = waiting.shift();
+    if (waiting.length > 0) payees.set(payee, waiting); // to the back of the line
+    return turn;
+  };
+  const run = async () => {
+    if (running) return;
+    running = true;
+    try {
+      for (let turn = next(); turn; turn = next()) await turn();
+    } finally {
+      running = false;
+    }
+  };
   return {
-    send(broadcast) {
-      const turn = previous.then(() => broadcastWithNextNonce(pendingNonce, broadcast));
-      previous = turn.catch(() => undefined);
-      return turn;
+    send(broadcast, turn) {
+      return new Promise((resolve, reject) => {
+        const go = () => broadcastWithNextNonce(pendingNonce, broadcast).then(resolve, reject);
+        if (turn === 'claimer') claimer.push(go);
+        else {
+          const payee = turn.payee.toLowerCase();
+          const waiting = payees.get(payee);
+          if (waiting) waiting.push(go);
+          else payees.set(payee, [go]);
+        }
+        void run();
+      });
     },
   };
 }

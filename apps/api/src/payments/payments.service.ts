@@ -282,7 +282,7 @@ export class PaymentsService {
       throw refusal;
     }
     try {
-      hash = await broadcastFromRelayer(this.chain, call, async (signed) => {
+      hash = await broadcastFromRelayer(this.chain, call, { payee: auth.to }, async (signed) => {
         if (!(await this.store.takeForBroadcast(claim.payment.id, recorded, signed))) throw new ClaimTaken();
         recorded = signed;
       });

@@ -2,6 +2,7 @@ import { encodeFunctionData, keccak256, type Address, type Hash, type Hex, type 
 import type { ChainContext } from '../chain/chain-context';
 import { aboveCap, feeCap, type FeeUrgency } from '../chain/fee-bump';
 import { sendSignedFromRelayer, type BeforeBroadcast } from '../chain/relayer-broadcast';
+import type { RelayerTurn } from '../chain/relayer-nonces';
 import { ownReceipt } from '../chain/transaction-state';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
 import { chainUnavailable } from './chain-errors';
@@ -28,12 +29,12 @@ export async function sendSettlement(
   auth: SignedAuthorization,
   beforeBroadcast?: BeforeBroadcast,
 ): Promise<Hash> {
-  return broadcastFromRelayer(chain, await prepareSettlement(chain, auth), beforeBroadcast);
+  return broadcastFromRelayer(chain, await prepareSettlement(chain, auth), { payee: auth.to }, beforeBroadcast);
 }
 
-/** Broadcasts a call from the relayer (settlements, escrow deposits, claims); the hash once the node accepts it. */
+/** Broadcasts a call from the relayer in `to`'s turn (tests' transactions of their own); the hash once the node accepts it. */
 export async function sendFromRelayer(chain: ChainContext, to: Address, data: Hex): Promise<Hash> {
-  return broadcastFromRelayer(chain, await prepareRelayerCall(chain, to, data));
+  return broadcastFromRelayer(chain, await prepareRelayerCall(chain, to, data), { payee: to });
 }
 
 /**
@@ -112,12 +113,14 @@ export function assertFeesWithinCap(
 }
 
 /**
- * Signs a prepared call with the relayer's next nonce and broadcasts it; a failed broadcast is a
- * BroadcastFailed. A call priced above the maximum fee of its `urgency` is not signed (assertFeesWithinCap).
+ * Signs a prepared call with the relayer's next nonce, in its `turn`, and broadcasts it; a failed
+ * broadcast is a BroadcastFailed. A call priced above the maximum fee of its `urgency` is not signed
+ * (assertFeesWithinCap).
  */
 export async function broadcastFromRelayer(
   chain: ChainContext,
   call: RelayerCall,
+  turn: RelayerTurn,
   beforeBroadcast?: BeforeBroadcast,
   urgency: FeeUrgency = 'routine',
 ): Promise<Hash> {
@@ -128,7 +131,7 @@ export async function broadcastFromRelayer(
     const signed = await chain.relayer.account.signTransaction!({ ...call, nonce });
     await beforeBroadcast?.(keccak256(signed), nonce);
     return sendSignedFromRelayer(chain, signed);
-  });
+  }, turn);
 }
 
 /**

@@ -91,8 +91,8 @@ describe('isTextual', () => {
   });
 });
 
-describe('readBodyText with a signal', () => {
-  it('stops a body that never ends when its signal aborts, letting go of it', async () => {
+describe('readBodyText with a signal or a deadline', () => {
+  it('stops a body that never ends past its deadline, letting go of it', async () => {
     let cancelled: unknown;
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -104,14 +104,17 @@ describe('readBodyText with a signal', () => {
     });
     const response = new Response(body, { headers: { 'content-type': 'text/plain' } });
     const started = Date.now();
-    await expect(readBodyText(response, 1000, AbortSignal.timeout(50))).rejects.toMatchObject({ name: 'TimeoutError' });
+    await expect(readBodyText(response, 1000, { timeoutMs: 50 })).rejects.toMatchObject({
+      name: 'TimeoutError',
+      message: 'the body did not finish within 0.05 s',
+    });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(cancelled).toMatchObject({ name: 'TimeoutError' });
   });
 
   it('reads a whole body as before when its signal never aborts', async () => {
     const response = new Response('whole', { headers: { 'content-type': 'text/plain' } });
-    expect(await readBodyText(response, 100, new AbortController().signal)).toEqual({
+    expect(await readBodyText(response, 100, { signal: new AbortController().signal, timeoutMs: 1000 })).toEqual({
       text: 'whole',
       truncated: false,
     });
@@ -119,6 +122,8 @@ describe('readBodyText with a signal', () => {
 
   it('reads nothing once its signal has aborted', async () => {
     const response = new Response('late', { headers: { 'content-type': 'text/plain' } });
-    await expect(readBodyText(response, 100, AbortSignal.abort())).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(readBodyText(response, 100, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
   });
 });

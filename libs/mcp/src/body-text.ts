@@ -23,10 +23,14 @@ export function isTextual(contentType: string | null): boolean {
 export const BODY_READ_MS = 30_000;
 
 /**
- * The body as text, up to `maxChars`; when `signal` aborts first, the body is let go of and its
- * reason thrown (a page can send a byte every few minutes for ever).
+ * The body as text, up to `maxChars`. When `signal` aborts first, or `timeoutMs` passes (a
+ * TimeoutError), the body is let go of and why thrown: a page can send a byte every few minutes for ever.
  */
-export async function readBodyText(response: Response, maxChars: number, signal?: AbortSignal): Promise<BodyText> {
+export async function readBodyText(
+  response: Response,
+  maxChars: number,
+  { signal, timeoutMs }: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<BodyText> {
   const contentType = response.headers.get('content-type');
   if (!isTextual(contentType)) {
     discardBody(response);
@@ -35,16 +39,28 @@ export async function readBodyText(response: Response, maxChars: number, signal?
   if (!response.body) return { text: '', truncated: false };
   const decoder = decoderFor(contentType);
   const reader = response.body.getReader();
-  // A cancel ends the read waiting for the next chunk (it resolves as done), then the reason is thrown.
-  const stop = () => void reader.cancel(signal?.reason).catch(() => undefined);
-  signal?.addEventListener('abort', stop, { once: true });
+  // A cancel ends the read waiting for the next chunk (it resolves as done), then why is thrown.
+  let stopped: { why: unknown } | undefined;
+  const stop = (why: unknown) => {
+    stopped ??= { why };
+    void reader.cancel(why).catch(() => undefined);
+  };
+  const aborted = () => stop(signal?.reason);
+  signal?.addEventListener('abort', aborted, { once: true });
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(
+          () => stop(new DOMException(`the body did not finish within ${timeoutMs / 1000} s`, 'TimeoutError')),
+          timeoutMs,
+        );
   let text = '';
   let ended = false;
   try {
     signal?.throwIfAborted();
     while (text.length <= maxChars) {
       const { done, value } = await reader.read();
-      signal?.throwIfAborted();
+      if (stopped) throw stopped.why;
       if (done) {
         text += decoder.decode();
         ended = true;
@@ -53,9 +69,10 @@ export async function readBodyText(response: Response, maxChars: number, signal?
       text += decoder.decode(value, { stream: true });
     }
   } finally {
-    signal?.removeEventListener('abort', stop);
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', aborted);
     // Not awaited: a cancel settles only once every branch of a tee'd body is cancelled.
-    if (!ended) void reader.cancel(signal?.reason).catch(() => undefined);
+    if (!ended) void reader.cancel(stopped?.why).catch(() => undefined);
   }
   return text.length > maxChars ? { text: cut(text, maxChars), truncated: true } : { text, truncated: !ended };
 }

@@ -61,18 +61,20 @@ export async function fetchPage(
   // cut short (a connection dropped) is a paid page that failed to arrive, not "nothing paid".
   // The body within BODY_READ_MS, and no longer than the client waits (a cancelled call's answer is
   // dropped): the payment, if any, is over, so nothing of it is cut short.
-  const deadline = AbortSignal.timeout(BODY_READ_MS);
   let body: { text: string | null; truncated: boolean; body_error: string | null };
   try {
     body = {
-      ...(await readBodyText(response, maxChars, cancelled ? AbortSignal.any([cancelled, deadline]) : deadline)),
+      ...(await readBodyText(response, maxChars, { signal: cancelled, timeoutMs: BODY_READ_MS })),
       body_error: null,
     };
   } catch (error) {
-    if (cancelled?.aborted || (payments.length === 0 && unconfirmed.length === 0)) throw error;
-    const why = deadline.aborted
-      ? `the body did not finish within ${BODY_READ_MS / 1000} s`
-      : `the body broke off: ${(error as Error).message}`;
+    if (payments.length === 0 && unconfirmed.length === 0) throw error;
+    // Paid: answered (and logged) as a paid page whose body did not come, even to a client gone.
+    const why = cancelled?.aborted
+      ? 'the call was cancelled before the body came'
+      : (error as Error).name === 'TimeoutError'
+        ? (error as Error).message
+        : `the body broke off: ${(error as Error).message}`;
     body = { text: null, truncated: true, body_error: why };
   }
   const payment = payments.at(-1);

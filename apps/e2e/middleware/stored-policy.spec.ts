@@ -96,6 +96,29 @@ describe.each(FRAMEWORKS)('$name: the stored policy', (framework) => {
     expect(await status(GPTBOT)).toBe(402);
   });
 
+  it('answers a crawler blocked since it paid 403, its token still live: the block applies at the refresh, not when its tokens expire', async () => {
+    const page = `${server.url}/articles/paid-then-blocked`;
+    const asked = await fetch(page, { headers: { 'user-agent': GPTBOT } });
+    expect(asked.status).toBe(402);
+    const token = await site.payThroughApi(await asked.json());
+    const read = (userAgent: string) =>
+      fetch(page, { headers: { 'user-agent': userAgent, 'x-crawlgate-token': token } }).then(async (answer) => {
+        await answer.arrayBuffer();
+        return answer.status;
+      });
+    expect(await read(GPTBOT)).toBe(200);
+
+    await policy('PUT', '/bots/GPTBot', { action: 'block' });
+    await refreshed();
+    expect(await read(GPTBOT)).toBe(403);
+    // The token itself still opens the page to a visitor the policy does not block.
+    expect(await read(CLAUDEBOT)).toBe(200);
+
+    await policy('DELETE', '/bots/GPTBot');
+    await refreshed();
+    expect(await read(GPTBOT)).toBe(200);
+  });
+
   it('applies stored categories, while a category the code sets stays the code’s', async () => {
     await policy('PUT', '', { categories: { 'ai-training': 'block', seo: 'allow' } });
     await refreshed();

@@ -832,11 +832,17 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   ): Decision | Promise<Decision> {
     const token = presentedToken(headers);
     seen.path = route.path;
-    // A token opens one path: never a target that a router may read as another (isPlainRoute).
+    // A token opens one path: never a target that a router may read as another (isPlainRoute), and
+    // never to a crawler the policy blocks (a block applies at the next refresh, not once the tokens
+    // it bought before expire). Classified starting no lookup, as for counting it.
     if (token !== undefined && isPlainRoute(route) && tokenOpens(token, route.path)) {
-      seen.outcome = 'token';
-      seen.bearer = { request, headers, token, signature };
-      return PASS;
+      const holder = classify(request, headers, token, signature, countingAddresses);
+      if (holder.kind !== 'bot' || holder.action !== 'block') {
+        seen.outcome = 'token';
+        seen.visitor = holder;
+        seen.bearer = { request, headers, token, signature };
+        return PASS;
+      }
     }
 
     const visitor = classify(request, headers, token, signature);

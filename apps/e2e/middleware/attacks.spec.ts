@@ -499,6 +499,40 @@ describe.each(MISREAD_ROUTERS)('$name ($routing)', (framework) => {
 });
 
 /*
+ * Express enters a mount by the raw path: a gate mounted at /premium never sees /%70remium/x, which
+ * the routes and static files after it read as /premium/x. The gate cannot price what it never
+ * sees: it warns, once, that it must sit at the app's root, where it prices every spelling.
+ */
+describe('Express with the gate mounted under a path', () => {
+  const start = async (mount: string | undefined) => {
+    const app = express();
+    const gate = crawlgateExpress(site.options());
+    if (mount) app.use(mount, gate);
+    else app.use(gate);
+    app.get('/:section/:slug', (req, res) => void res.send(`content ${req.params.section}/${req.params.slug}`));
+    return listening(app.listen(0, '127.0.0.1'));
+  };
+
+  it('warns once that an escaped spelling of its mount path passes it by; mounted at the root, it charges that spelling', async () => {
+    const mounted = await start('/premium');
+    const root = await start(undefined);
+    site.warnings.length = 0;
+    try {
+      const bot = { 'user-agent': GPTBOT };
+      expect((await get(mounted, '/premium/mounted', bot)).status).toBe(402);
+      expect((await get(mounted, '/premium/mounted-again', bot)).status).toBe(402);
+      // What the warning is about: Express never hands this one to the gate.
+      expect(served(await get(mounted, '/%70remium/mounted', bot))).toBe(true);
+      expect(site.warnings.filter((warning) => /mounted at \/premium/.test(warning))).toHaveLength(1);
+      expect((await get(root, '/%70remium/root', bot)).status).toBe(402);
+    } finally {
+      await mounted.close();
+      await root.close();
+    }
+  });
+});
+
+/*
  * Express with `trust proxy` true takes the first X-Forwarded-For address as req.ip: one the
  * client wrote. The gate then judges crawlers by the connection's address (and says so), while
  * an app that trusts its proxies by address has their X-Forwarded-For read as before.

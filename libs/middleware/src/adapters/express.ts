@@ -33,8 +33,18 @@ export type CrawlgateExpressMiddleware = ((
  */
 export function crawlgateExpress(options: CrawlgateOptions): CrawlgateExpressMiddleware {
   const gate = createCrawlgate(withNodeKeyDirectoryFetch(options));
-  const addressOf = createClientAddress(options.logger ?? console, 'express');
+  const logger = options.logger ?? console;
+  const addressOf = createClientAddress(logger, 'express');
+  let warnedMounted = false;
   const middleware = function crawlgate(req: NodeRequest, res: ServerResponse, next: (error?: unknown) => void): void {
+    // Express enters a mount by the raw path: /%70remium/x never reaches a gate mounted at /premium,
+    // while the routes and static files after it read it as /premium/x. Said once, not fixable here.
+    if (req.baseUrl && !warnedMounted) {
+      warnedMounted = true;
+      logger.warn(
+        `crawlgate: mounted at ${req.baseUrl}: Express hands the gate only requests whose raw path starts with it, so an escaped spelling of it (a letter written %XX) reaches the routes after it ungated; mount the gate at the app's root (app.use(crawlgateExpress(options))) and price the paths that are free at 0`,
+      );
+    }
     // originalUrl: the URL before Express stripped a mount path from req.url.
     const url = req.originalUrl ?? req.url ?? '/';
     // What the router routes by: req.url, under the mount path, after any rewrite before the gate.

@@ -4,6 +4,7 @@ import { startProxiedTestApp, type ProxiedTestApp } from '../../test/proxied-tes
 import { fundUsdc, newWallet, signPayment, transfersTo } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { ReconcilerService } from './reconciler.service';
+import type { RelayerTurn } from '../chain/relayer-nonces';
 
 // The chain's RPC is reached through a fault proxy, so this file runs on PostgreSQL even on a PGlite run.
 /** A claim not broadcast this long is the reconciler's (at least 2 s: ReconcilerService). */
@@ -72,9 +73,12 @@ describe('a settlement whose request is held in its broadcast turn past the sett
     let queued!: () => void;
     const reconcilerQueued = new Promise<void>((resolve) => (queued = resolve));
     let turns = 0;
-    const turnSpy = jest.spyOn(nonces, 'send').mockImplementation(((broadcast: (nonce: number) => Promise<unknown>) => {
+    const turnSpy = jest.spyOn(nonces, 'send').mockImplementation(((
+      broadcast: (nonce: number) => Promise<unknown>,
+      turn: RelayerTurn,
+    ) => {
       if (++turns === 2) queued();
-      return send(broadcast);
+      return send(broadcast, turn);
     }) as typeof nonces.send);
     try {
       const answer = app.call('POST', `/v1/gates/${paying.gate.id}/verify`, { body: { payment: paying.payment } });

@@ -5,9 +5,12 @@ import {
   MAX_PATTERN_LENGTH,
   MAX_SEARCHED_WILDCARD_RUN,
   PatternError,
+  patternsHeapBytes,
   type PriceRule,
   validatePathPattern,
 } from './glob';
+import { readRoute, priceRoute } from './route';
+import { compileSitePrices } from './site-prices';
 
 /** Whether `pattern` prices `url`, through a one-rule table. */
 const matches = (pattern: string, url: string) =>
@@ -595,5 +598,49 @@ describe('compilePriceTable', () => {
     expect(extensions.resolvePath(path)).toEqual({ micros: 7n, rule: null, pattern: null });
     expect(extensions.resolvePath(path + '.e999')).toMatchObject({ micros: 1000n, rule: 999 });
     expect(globSteps() - before).toBeLessThan(2 * 2 * path.length + 1000 * 20);
+  });
+});
+
+describe('validatePathPattern, read every way a table compiles it', () => {
+  // Fastify's router reads "İ" as "i" and a combining dot: two characters where the rule wrote one,
+  // so a part between stars at the limit as written is past it as that table reads it.
+  it.each([
+    ['"İ" in a searched part', `/*${'İ?'.repeat(MAX_SEARCHED_WILDCARD_RUN / 2)}0*`],
+    ['"İ" escaped', `/*${'%C4%B0?'.repeat(MAX_SEARCHED_WILDCARD_RUN / 2)}0*`],
+  ])('refuses a rule that a dotted-I reading takes past its limits: %s', (_, pattern) => {
+    expect(validatePathPattern(pattern)).toMatchObject({ type: 'pattern_syntax' });
+  });
+
+  it.each([
+    `/*${'İ?'.repeat(Math.floor(MAX_SEARCHED_WILDCARD_RUN / 3))}0*`, // at the limit once read with two characters for each "İ"
+    `/*[!a]${'İ'.repeat(10)}*`,
+    `/*[^İ]${'?'.repeat(100)}*`,
+    '/İ/*/[!İ]?*',
+  ])('prices every path, dotted-I ones included, for a rule it takes: %s', (pattern) => {
+    expect(validatePathPattern(pattern)).toBeNull();
+    const site = compileSitePrices([{ pattern, micros: 5n }], 1n);
+    for (const path of ['/aİ', '/İİ/x/İ', '/i\u0307', '/x'])
+      expect(() => priceRoute(site, readRoute(path), {})).not.toThrow();
+  });
+});
+
+describe('patternsHeapBytes', () => {
+  it('weighs patterns as their compiled table does', () => {
+    const patterns = ['/blog/*', '/*.pdf', '/a?c/*', '/[!x]y*z', '/plain/page'];
+    const table = compilePriceTable(
+      patterns.map((pattern) => ({ pattern, micros: 1n })),
+      0n,
+    );
+    expect(patternsHeapBytes(patterns)).toBe(table.heapBytes);
+  });
+
+  it('stops compiling once past its limit: a pricing too heavy to keep costs little to refuse', () => {
+    const heavy = Array.from({ length: 250 }, (_, i) => '/*' + '?*'.repeat(500) + i);
+    const one = patternsHeapBytes(heavy.slice(0, 1));
+    const started = performance.now();
+    const weighed = patternsHeapBytes(heavy, 4 * one);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(weighed).toBeGreaterThan(4 * one);
+    expect(weighed).toBeLessThan(6 * one);
   });
 });

@@ -179,21 +179,35 @@ export function globSteps(): number {
  * "/a\\/" without its slash ends in a lone backslash.
  */
 export function validatePathPattern(pattern: string): PatternProblem | null {
-  const compiled = compilePattern(pattern);
+  const compiled = compilePattern(pattern, undefined, false);
   if ('type' in compiled) return compiled;
   for (const keying of keyings({})) {
-    const keyed = compilePattern(
-      patternKey(pattern, keying),
-      keying.caseSensitive ? undefined : { classes: 'any-spelling' },
-    );
-    if (!('type' in keyed)) continue;
-    const how = [!keying.caseSensitive && 'lower-cased', !keying.strictTrailingSlash && 'without its trailing slash'];
-    return {
-      type: keyed.type,
-      msg: `Path pattern must also be valid read as a lenient router reads paths (${how.filter(Boolean).join(', ')}): ${keyed.msg}`,
-    };
+    const key = patternKey(pattern, keying);
+    for (const folding of keying.caseSensitive ? [undefined] : caseFoldingsOf(pattern)) {
+      const keyed = compilePattern(key, folding, false);
+      if (!('type' in keyed)) continue;
+      const how = [
+        !keying.caseSensitive && 'lower-cased',
+        folding?.expandDottedI && '"İ" as Fastify reads it',
+        !keying.strictTrailingSlash && 'without its trailing slash',
+      ];
+      return {
+        type: keyed.type,
+        msg: `Path pattern must also be valid read as a lenient router reads paths (${how.filter(Boolean).join(', ')}): ${keyed.msg}`,
+      };
+    }
   }
   return null;
+}
+
+/**
+ * Each way a case-folding table compiles `pattern` (site-prices.ts): classes read both ways when one
+ * is negated, and "İ" expanded to two characters when it may hold one (as written or escaped).
+ */
+function caseFoldingsOf(pattern: string): CaseFolding[] {
+  const readings: CaseReading[] = /\[[!^]/.test(pattern) ? ['any-spelling', 'regexp'] : ['any-spelling'];
+  const dottedI = /\u0130|%c4%b0/i.test(pattern);
+  return readings.flatMap((classes) => (dottedI ? [{ classes }, { classes, expandDottedI: true }] : [{ classes }]));
 }
 
 /** For paths keyed for a router that folds case (route-key.ts): how the rules are compiled to meet them. */
@@ -267,16 +281,31 @@ export function compilePriceTable(
  * header and fields, an array's slot, a typed array's own object and buffer beside its bytes.
  */
 const TABLE_BYTES = 4096;
-const RULE_BYTES = 200;
-const CHUNK_BYTES = 96;
+const RULE_BYTES = 100;
+const CHUNK_BYTES = 280;
 const TEST_BYTES = 48;
 const SLOT_BYTES = 8;
 const TYPED_ARRAY_BYTES = 240;
 
+/**
+ * About the heap `patterns` take compiled as written (a table's heapBytes), compiled one at a time
+ * and no further once past `limit`: a pricing is weighed before it is stored. A pattern that does
+ * not compile counts nothing (validatePathPattern refuses it).
+ */
+export function patternsHeapBytes(patterns: readonly string[], limit = Infinity): number {
+  let bytes = TABLE_BYTES;
+  for (const pattern of patterns) {
+    if (bytes > limit) break;
+    const compiled = compilePattern(pattern);
+    if (!('type' in compiled)) bytes += heapBytesOf({ pattern, ...compiled });
+  }
+  return bytes;
+}
+
 /** About the bytes a compiled rule keeps: its object and strings, its chunks and their tables. */
 function heapBytesOf(rule: { pattern: string; literal: string; glob: Chunk[] | null }): number {
-  let bytes = RULE_BYTES + rule.pattern.length + rule.literal.length;
-  if (rule.glob) bytes += RULE_BYTES; // its place in the wildcard lists, its chunks' list
+  let bytes = RULE_BYTES + rule.pattern.length;
+  if (rule.glob) bytes += 3 * RULE_BYTES; // its place in the wildcard lists, its chunks' list
   for (const chunk of rule.glob ?? []) {
     bytes += CHUNK_BYTES + SLOT_BYTES * (chunk.units.length + chunk.tests.length);
     for (const test of chunk.tests) if (test !== ANY_CHAR) bytes += TEST_BYTES + SLOT_BYTES * test.ranges.length;
@@ -502,7 +531,12 @@ function checkMicros(micros: bigint): void {
   }
 }
 
-function compilePattern(pattern: string, caseFolded?: CaseFolding): CompiledPattern | PatternProblem {
+/** `searchTables: false` checks the pattern without building its search tables (validation only: they are most of the work). */
+function compilePattern(
+  pattern: string,
+  caseFolded?: CaseFolding,
+  searchTables = true,
+): CompiledPattern | PatternProblem {
   if (typeof pattern !== 'string') return syntax('Path pattern must be a string');
   if (pattern.length === 0) return { type: 'pattern_empty', msg: 'Path pattern must not be empty' };
   if (pattern.length > MAX_PATTERN_LENGTH)
@@ -559,12 +593,13 @@ function compilePattern(pattern: string, caseFolded?: CaseFolding): CompiledPatt
   for (let i = 1; i < chunks.length - 1; i++) {
     const chunk = chunks[i];
     if (chunk.slashAt >= 0) continue;
-    if (chunk.tests.length === 0) chunk.fail = failureTable(chunk.units);
-    else if (chunk.points > MAX_SEARCHED_WILDCARD_RUN) {
+    if (chunk.tests.length === 0) {
+      if (searchTables) chunk.fail = failureTable(chunk.units);
+    } else if (chunk.points > MAX_SEARCHED_WILDCARD_RUN) {
       return syntax(
         `Between two "*", a part holding "?" or "[…]" must be at most ${MAX_SEARCHED_WILDCARD_RUN} characters long`,
       );
-    } else chunk.scan = scannerOf(chunk);
+    } else if (searchTables) chunk.scan = scannerOf(chunk);
   }
   return { glob: chunks, literal: literals[0] };
 }

@@ -59,7 +59,7 @@ describe('VersionedCache', () => {
     await expect(retried).resolves.toBe('v1');
   });
 
-  it('drops the least recently loaded key beyond its bound', async () => {
+  it('drops the least recently read key beyond its bound', async () => {
     const cache = new VersionedCache<string>(2);
     let loads = 0;
     const load = async () => `load ${++loads}`;
@@ -80,7 +80,7 @@ describe('VersionedCache weighed', () => {
   const weighed = () =>
     new VersionedCache<{ name: string; weight: number }>(10, { maxWeight: 100, weigh: (value) => value.weight });
 
-  it('drops the least recently loaded keys once its values weigh more than its bound, never the one just read', async () => {
+  it('drops the least recently read keys once its values weigh more than its bound, never the one just read', async () => {
     const cache = weighed();
     const loads: string[] = [];
     const load = (name: string, weight: number) => async () => (loads.push(name), valued(name, weight));
@@ -115,6 +115,33 @@ describe('VersionedCache weighed', () => {
     let reloaded = false;
     await cache.get('old', 1, async () => ((reloaded = true), valued('old', 50)));
     expect(reloaded).toBe(true);
+  });
+
+  it('keeps the key read most recently: two heavy keys read in turn do not drop a busy light one', async () => {
+    const cache = weighed();
+    const loads: string[] = [];
+    const load = (name: string, weight: number) => async () => (loads.push(name), valued(name, weight));
+    await cache.get('light', 1, load('light', 5));
+    for (let round = 0; round < 3; round++) {
+      await cache.get('heavy a', 1, load('heavy a', 60));
+      await cache.get('light', 1, load('light', 5));
+      await cache.get('heavy b', 1, load('heavy b', 60));
+      await cache.get('light', 1, load('light', 5));
+    }
+    expect(loads.filter((name) => name === 'light')).toEqual(['light']);
+  });
+
+  it('never drops a key whose load is on its way: it weighs nothing yet, and its waiters share it', async () => {
+    const cache = weighed();
+    const { load, pending } = deferredLoads<{ name: string; weight: number }>();
+    const slow = cache.get('slow', 1, load);
+    await cache.get('b', 1, async () => valued('b', 60));
+    await cache.get('c', 1, async () => valued('c', 60)); // above the bound: b goes, not slow
+    expect(cache.get('slow', 1, load)).toBe(slow);
+    expect(pending).toHaveLength(1);
+    pending[0].resolve(valued('slow', 10));
+    await expect(slow).resolves.toMatchObject({ name: 'slow' });
+    expect(cache.weight).toBe(70);
   });
 
   it('counts a replaced version’s weight once, and a failed load’s not at all', async () => {

@@ -13,7 +13,8 @@ export class VersionedCache<T> {
 
   /**
    * Beyond `maxEntries`, or once the values weigh more than `weighing.maxWeight`, the least recently
-   * loaded keys go first; the key just read stays, even alone above the bound.
+   * read keys go first; the key just read stays, even alone above the bound, and so does a load on
+   * its way while a loaded value can go (it weighs nothing yet, and its waiters share it).
    */
   constructor(
     private readonly maxEntries: number,
@@ -27,7 +28,12 @@ export class VersionedCache<T> {
 
   get(key: string, version: number, load: () => Promise<T>): Promise<T> {
     const cached = this.entries.get(key);
-    if (cached?.version === version) return cached.value;
+    if (cached?.version === version) {
+      // Read again: the newest in the order keys go in.
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached.value;
+    }
     if (cached) this.drop(key, cached);
     const entry: Entry<T> = { version, value: load(), weight: 0 };
     this.entries.set(key, entry);
@@ -57,16 +63,22 @@ export class VersionedCache<T> {
     const weight = this.weighing.weigh(value);
     this.weighed += weight - entry.weight;
     entry.weight = weight;
-    while (this.weighed > this.weighing.maxWeight && this.entries.size > 1) this.dropOldest(key);
+    while (this.weighed > this.weighing.maxWeight && this.dropOldest(key, true));
   }
 
-  /** The least recently loaded key but `keep`. */
-  private dropOldest(keep: string): void {
+  /** Drops the least recently read key but `keep` (a loaded one first, or only with `loadedOnly`); whether one went. */
+  private dropOldest(keep: string, loadedOnly = false): boolean {
+    let oldest: [string, Entry<T>] | undefined;
     for (const [key, entry] of this.entries) {
       if (key === keep) continue;
-      this.drop(key, entry);
-      return;
+      if (entry.loaded) {
+        oldest = [key, entry];
+        break;
+      }
+      if (!loadedOnly) oldest ??= [key, entry];
     }
+    if (oldest) this.drop(...oldest);
+    return oldest !== undefined;
   }
 
   private drop(key: string, entry: Entry<T>): void {

@@ -3,7 +3,9 @@ import {
   compileSitePrices,
   formatMicrosUsd,
   MAX_PRICING_STEPS,
+  MAX_RULES_HEAP_BYTES,
   parsePriceUsd,
+  patternsHeapBytes,
   priceOfSpelling,
   priceRoute,
   readRoute,
@@ -36,11 +38,12 @@ export type PricedSite = Pick<Site, 'id' | 'pricingVersion' | 'defaultPriceMicro
 /** Reads of a pricing while replacements keep committing before it gives up (503). */
 const MAX_PRICING_READS = 5;
 
-/** Sites whose compiled price tables one instance keeps; the least recently loaded go first. */
+/** Sites whose compiled price tables one instance keeps; the least recently read go first. */
 const MAX_CACHED_SITES = 10_000;
 /**
- * What those tables may weigh together (their estimated heap bytes): one site's may reach 20–45 MB
- * (1,000 wildcard rules, keyed for every router), so a count alone let one account's sites fill the heap.
+ * What those tables may weigh together (their estimated heap bytes): one site's may reach about 25 MB
+ * (MAX_RULES_HEAP_BYTES as written, and a table as large for each router's keying), so a count alone
+ * let one account's sites fill the heap.
  */
 export const MAX_CACHED_PRICE_BYTES = 64 * 1024 * 1024;
 
@@ -73,6 +76,19 @@ export class PricingService {
         priceMicros: micros(rule.price_usd),
       };
     });
+    // Weighed before it is stored: the API and every middleware of the site compile it, for every router's keying.
+    const heapBytes = patternsHeapBytes(
+      rules.map((rule) => rule.pattern),
+      MAX_RULES_HEAP_BYTES,
+    );
+    if (heapBytes > MAX_RULES_HEAP_BYTES)
+      throw new ValidationFailed([
+        {
+          loc: ['body', 'rules'],
+          msg: `These rules take more memory compiled than a site's may, at most ${MAX_RULES_HEAP_BYTES / 1024 / 1024} MiB: fewer rules, or fewer "*", "?" and "[…]" in them (each "*" starts a part with tables of its own)`,
+          type: 'value_error',
+        },
+      ]);
     // The site's row first: its lock makes a concurrent replacement wait for this one to commit,
     // then delete what this one wrote. Deleting first, the later one could not see rules written
     // after its delete began, and failed on their positions or left them under its own default.

@@ -1,6 +1,7 @@
 import {
   globSteps,
   MAX_PRICING_STEPS,
+  MAX_RULES_HEAP_BYTES,
   priceOfSpelling,
   readRoute,
   BOT_CATEGORIES,
@@ -209,6 +210,25 @@ describe('pricing API', () => {
       expect((await put({ default_price_usd: '0', rules: [7] })).status).toBe(422);
     });
 
+    it('refuses rules that would take too much memory compiled: 422 naming the bound, nothing stored', async () => {
+      // A part per star, each with tables of its own: 250 such rules fit the body limit and took 1.5 GB
+      // once keyed for every router (and 10 s of one core to compile).
+      const before = await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth });
+      const heavy = Array.from({ length: 250 }, (_, i) => ({ path: '/*' + '?*'.repeat(500) + i, price_usd: '0.01' }));
+      const started = Date.now();
+      const refused = await put({ default_price_usd: '0', rules: heavy });
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(refused.status).toBe(422);
+      expect(refused.body.detail[0]).toMatchObject({
+        loc: ['body', 'rules'],
+        msg: expect.stringContaining(`at most ${MAX_RULES_HEAP_BYTES / 1024 / 1024} MiB`),
+      });
+      const after = await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth });
+      expect(after.body).toEqual(before.body);
+      // Within the bound: taken.
+      expect((await put({ default_price_usd: '0', rules: heavy.slice(0, 2) })).status).toBe(200);
+    });
+
     it('accepts 1,000 rules and rejects 1,001', async () => {
       const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `/r/${i}/*`, price_usd: '0.001' }));
       expect((await put({ default_price_usd: '0', rules: rules(1000) })).body).toEqual({ rules_applied: 1000 });
@@ -273,10 +293,11 @@ describe('pricing API', () => {
     const siteRow = () => app.database.prisma.site.findUniqueOrThrow({ where: { id: costly.siteId } });
 
     it('keeps compiled prices within a weight bound: one account’s large tables cannot fill the heap', async () => {
-      // Each of these sites' tables weighs some 15 MB once keyed for every router (1,000 rules of
-      // 127 characters): with only a count of sites kept, 200 of one account's took 3 GB.
+      // Each of these sites' tables weighs some 12 MB once keyed for every router (800 rules of 127
+      // characters, within what one site may weigh): with only a count of sites kept, 200 of one
+      // account's took 3 GB.
       const pricing = app.app.get(PricingService);
-      const rules = Array.from({ length: 1000 }, (_, i) => ({ path: `/*${'a?'.repeat(60)}b${i}*`, price_usd: '0.5' }));
+      const rules = Array.from({ length: 800 }, (_, i) => ({ path: `/*${'a?'.repeat(60)}b${i}*`, price_usd: '0.5' }));
       const big: TestSite[] = [];
       for (let i = 0; i < 6; i++) {
         const site = await createSite(app, owner);

@@ -17,7 +17,7 @@ export interface SiteSecret {
 /** The site has no secret to sign with: it was deleted. Any other failure (the database's) is not this. */
 export class NoCurrentSecret extends Error {}
 
-/** Sites whose decrypted secrets one instance keeps; the least recently loaded go first. */
+/** Sites whose decrypted secrets one instance keeps; the least recently read go first. */
 const MAX_CACHED_SITES = 10_000;
 
 /**

@@ -302,9 +302,14 @@ export function patternsHeapBytes(patterns: readonly string[], limit = Infinity)
   return bytes;
 }
 
+/** A string's bytes as V8 keeps it: one a character, two once any is beyond Latin-1. */
+const stringBytes = (text: string) => text.length * (/[\u0100-\uffff]/.test(text) ? 2 : 1);
+
 /** About the bytes a compiled rule keeps: its object and strings, its chunks and their tables. */
 function heapBytesOf(rule: { pattern: string; literal: string; glob: Chunk[] | null }): number {
-  let bytes = RULE_BYTES + rule.pattern.length;
+  // The decoded text before its first wildcard (a literal rule's key in the table); the pattern is the
+  // caller's string, held once whatever the tables.
+  let bytes = RULE_BYTES + stringBytes(rule.literal);
   if (rule.glob) bytes += 3 * RULE_BYTES; // its place in the wildcard lists, its chunks' list
   for (const chunk of rule.glob ?? []) {
     bytes += CHUNK_BYTES + SLOT_BYTES * (chunk.units.length + chunk.tests.length);

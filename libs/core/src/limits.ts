@@ -7,11 +7,11 @@ export const MAX_URL_LENGTH = 2048;
 /** The most price rules a site has (PUT /v1/sites/{id}/pricing), and so a pay.json an agent reads. */
 export const MAX_RULES_PER_SITE = 1000;
 /**
- * What a site's rules may take compiled, as written (glob.ts patternsHeapBytes; each router's keying
- * builds a table as large): 1,000 plain rules take about 1 MB, and 250 rules of 500 stars each took
- * 1.5 GB with every keying, and seconds of CPU to compile.
+ * What a site's prices may take compiled, every table a router's keying builds included (site-prices.ts
+ * sitePricesHeapBytes: six tables, ten with a negated class): 1,000 plain rules take about 6 MB, and
+ * 250 rules of 500 stars each took 1.5 GB, and seconds of CPU to compile.
  */
-export const MAX_RULES_HEAP_BYTES = 4 * 1024 * 1024;
+export const MAX_SITE_PRICES_HEAP_BYTES = 24 * 1024 * 1024;
 /**
  * Beyond the settlement timeout, how long the secret that signed a gate must still verify for a
  * payment of the gate to be taken (API) and for the gate to be offered (middleware): the payment's

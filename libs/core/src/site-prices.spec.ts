@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { priceRoute, readRoute } from './route';
-import { compileSitePrices, priceOfSpelling } from './site-prices';
+import { compileSitePrices, priceOfSpelling, sitePricesHeapBytes } from './site-prices';
 
 const prices = compileSitePrices(
   [
@@ -190,6 +190,9 @@ describe('heapBytes', () => {
     ['"?*" 500 times', 3, (i) => '/*' + '?*'.repeat(500) + i],
     ['"[a]*" 250 times', 5, (i) => '/*' + '[a]*'.repeat(250) + i],
     ['"a*" 500 times', 5, (i) => '/*' + 'a*'.repeat(500) + i],
+    // Last: their folded text fills case-fold.ts's memo, whose evictions would free memory in a shape after them.
+    ['long literal paths', 200, (i) => `/p${i}/${'a'.repeat(1000)}`],
+    ['long literal paths beyond Latin-1', 200, (i) => `/p${i}/${'ā'.repeat(1000)}`],
   ];
   /** The heap and the typed arrays' buffers outside it. */
   const used = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
@@ -198,16 +201,23 @@ describe('heapBytes', () => {
     'estimates %s within a factor of two of the heap they keep, keyed tables included',
     (_, count, rule) => {
       const rules = Array.from({ length: count }, (_, i) => ({ pattern: rule(i), micros: 1n }));
-      gc();
-      const before = used();
-      const sites = Array.from({ length: 5 }, () => {
+      const compiled = () => {
         const site = compileSitePrices(rules, 1n);
         priceRoute(site, readRoute('/aİ'), {}); // builds every keyed table
         return site;
-      });
-      gc();
-      const kept = used() - before;
+      };
+      // Enough copies to weigh some 4 MB: noise then moves the ratio little (copies share the folded text case-fold.ts keeps).
+      const first = compiled();
+      const copies = Math.min(500, Math.max(5, Math.ceil(4e6 / first.heapBytes())));
+      let sites = [first, ...Array.from({ length: copies - 1 }, compiled)];
       const estimate = sites.reduce((bytes, site) => bytes + site.heapBytes(), 0);
+      // What letting go of them frees: garbage of earlier tests (another file's, in this worker) is gone by then.
+      gc();
+      const withSites = used();
+      sites = [];
+      gc();
+      const kept = withSites - used();
+      expect(sites).toEqual([]);
       expect(estimate / kept).toBeGreaterThan(0.5);
       expect(estimate / kept).toBeLessThan(2);
     },
@@ -221,5 +231,29 @@ describe('heapBytes', () => {
     priceRoute(site, readRoute('/x'), {});
     expect(built).toBeGreaterThan(0);
     expect(site.heapBytes()).toBeGreaterThan(exactOnly * built);
+  });
+});
+
+describe('sitePricesHeapBytes', () => {
+  it.each([
+    ['negated classes (ten tables)', Array.from({ length: 19 }, (_, i) => `/n${i}/${'*[!a]'.repeat(100)}*`)],
+    ['classes (six tables)', Array.from({ length: 100 }, (_, i) => `/c${i}/*-[a-z]*/*/item-[0-9]*.html`)],
+    ['"?" runs', Array.from({ length: 100 }, (_, i) => `/*${'a?'.repeat(60)}b${i}*`)],
+  ])('weighs %s at no less than what every table keying builds takes', (_, patterns) => {
+    const site = compileSitePrices(
+      patterns.map((pattern) => ({ pattern, micros: 1n })),
+      1n,
+    );
+    // Every keying, "İ" read both ways: what any visitor's paths can make a site build.
+    for (const path of ['/x', '/aİ', '/X/', '/aİ/']) priceRoute(site, readRoute(path), {});
+    const bound = sitePricesHeapBytes(patterns);
+    expect(site.heapBytes()).toBeLessThanOrEqual(bound);
+    expect(site.heapBytes()).toBeGreaterThan(bound / 2);
+  });
+
+  it('weighs no further once past its limit', () => {
+    const heavy = Array.from({ length: 250 }, (_, i) => '/*' + '?*'.repeat(500) + i);
+    const limit = sitePricesHeapBytes(heavy.slice(0, 3));
+    expect(sitePricesHeapBytes(heavy, limit)).toBeLessThan(2 * limit);
   });
 });

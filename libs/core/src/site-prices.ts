@@ -6,7 +6,7 @@
  * agree on what a path costs.
  */
 
-import { compilePriceTable, type PriceMatch, type PriceRule, type PriceTable } from './glob';
+import { compilePriceTable, patternsHeapBytes, type PriceMatch, type PriceRule, type PriceTable } from './glob';
 import { dottedIExpanded, type CaseReading } from './case-fold';
 import { keyings, pathKey, patternKey, type RoutingOptions } from './route-key';
 
@@ -36,11 +36,14 @@ function depthOf(path: string): number {
   return path.length > 1 && path.endsWith('/') ? slashes - 1 : slashes;
 }
 
-/** `onTableBuilt`: told when a keyed table is built, so a cache weighing the prices (heapBytes) can weigh them again. */
+/**
+ * `onTableBuilt`: told when a keyed table is built, with its heapBytes, so a cache weighing the
+ * prices (heapBytes) can weigh them again.
+ */
 export function compileSitePrices(
   rules: readonly PriceRule[],
   defaultMicros: bigint,
-  onTableBuilt?: () => void,
+  onTableBuilt?: (heapBytes: number) => void,
 ): SitePrices {
   const exact = compilePriceTable(rules, defaultMicros);
   const keyedTables = new Map<string, PriceTable>();
@@ -65,11 +68,22 @@ export function compileSitePrices(
             ? higherOf(read('any-spelling'), read('regexp'))
             : read('any-spelling');
         keyedTables.set(name, table);
-        onTableBuilt?.();
+        onTableBuilt?.(table.heapBytes);
       }
       return table;
     },
   };
+}
+
+/**
+ * About the most the prices of `patterns` take compiled: the table as written (patternsHeapBytes)
+ * times the tables keying builds (keyed(): a case-sensitive one, and for each of the two case-folding
+ * keyings one with "İ" read as one character and one as two, each of those two tables when a class
+ * is negated), weighed no further once past `limit`.
+ */
+export function sitePricesHeapBytes(patterns: readonly string[], limit = Infinity): number {
+  const tables = 2 + 4 * (patterns.some((pattern) => NEGATED_CLASS.test(pattern)) ? 2 : 1);
+  return tables * patternsHeapBytes(patterns, limit / tables);
 }
 
 /** A negated class's opening ("[!" or "[^"); an escaped "\\[" matching too only costs a second table. */

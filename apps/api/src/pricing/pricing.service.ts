@@ -3,9 +3,8 @@ import {
   compileSitePrices,
   formatMicrosUsd,
   MAX_PRICING_STEPS,
-  MAX_RULES_HEAP_BYTES,
+  MAX_SITE_PRICES_HEAP_BYTES,
   parsePriceUsd,
-  patternsHeapBytes,
   priceOfSpelling,
   priceRoute,
   readRoute,
@@ -15,6 +14,7 @@ import {
   type PricingApplied,
   type Route,
   type SitePrices,
+  sitePricesHeapBytes,
   withinSteps,
 } from '@crawlgate/core';
 import type { Database } from '../db/database';
@@ -23,6 +23,7 @@ import { VersionedCache } from '../db/versioned-cache';
 import type { Site } from '../generated/prisma/client';
 import { conflict, notFound, unavailable } from '../http/api-error';
 import { ValidationFailed } from '../http/validation-items';
+import { CompileBudget } from './compile-budget';
 import type { PricingDto } from './pricing.dto';
 
 /** Parses a price the DTO already validated; a failure here is a bug, not bad input. */
@@ -32,8 +33,8 @@ function micros(value: number | string): bigint {
   return parsed.micros;
 }
 
-/** What a site's price table is built from: its id, the pricing version it is cached by, and its default price. */
-export type PricedSite = Pick<Site, 'id' | 'pricingVersion' | 'defaultPriceMicros'>;
+/** What a site's price table is built from: its id, its publisher (whose compiles are counted), the pricing version it is cached by, and its default price. */
+export type PricedSite = Pick<Site, 'id' | 'publisherId' | 'pricingVersion' | 'defaultPriceMicros'>;
 
 /** Reads of a pricing while replacements keep committing before it gives up (503). */
 const MAX_PRICING_READS = 5;
@@ -42,7 +43,7 @@ const MAX_PRICING_READS = 5;
 const MAX_CACHED_SITES = 10_000;
 /**
  * What those tables may weigh together (their estimated heap bytes): one site's may reach about 25 MB
- * (MAX_RULES_HEAP_BYTES as written, and a table as large for each router's keying), so a count alone
+ * (MAX_SITE_PRICES_HEAP_BYTES, every router's keying included), so a count alone
  * let one account's sites fill the heap.
  */
 export const MAX_CACHED_PRICE_BYTES = 64 * 1024 * 1024;
@@ -54,6 +55,7 @@ export class PricingService {
     maxWeight: MAX_CACHED_PRICE_BYTES,
     weigh: (prices) => prices.heapBytes(),
   });
+  private readonly compiles = new CompileBudget();
 
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
@@ -77,15 +79,15 @@ export class PricingService {
       };
     });
     // Weighed before it is stored: the API and every middleware of the site compile it, for every router's keying.
-    const heapBytes = patternsHeapBytes(
+    const heapBytes = sitePricesHeapBytes(
       rules.map((rule) => rule.pattern),
-      MAX_RULES_HEAP_BYTES,
+      MAX_SITE_PRICES_HEAP_BYTES,
     );
-    if (heapBytes > MAX_RULES_HEAP_BYTES)
+    if (heapBytes > MAX_SITE_PRICES_HEAP_BYTES)
       throw new ValidationFailed([
         {
           loc: ['body', 'rules'],
-          msg: `These rules take more memory compiled than a site's may, at most ${MAX_RULES_HEAP_BYTES / 1024 / 1024} MiB: fewer rules, or fewer "*", "?" and "[…]" in them (each "*" starts a part with tables of its own)`,
+          msg: `These rules take more memory compiled than a site's may, at most ${MAX_SITE_PRICES_HEAP_BYTES / 1024 / 1024} MiB with a table for each way routers read paths: fewer rules, or fewer "*", "?" and "[…]" in them (each "*" starts a part with tables of its own)`,
           type: 'value_error',
         },
       ]);
@@ -124,16 +126,23 @@ export class PricingService {
    * whether the cached prices are stale, on this instance or after a change made through another.
    */
   prices(site: PricedSite): Promise<SitePrices> {
-    return this.compiled.get(site.id, site.pricingVersion, () => this.load(site.id, site.pricingVersion));
+    return this.compiled.get(site.id, site.pricingVersion, () => this.load(site));
   }
 
-  private async load(siteId: string, knownVersion: number): Promise<SitePrices> {
-    const whole = await this.readWhole(siteId, knownVersion);
-    return compileSitePrices(
+  /** Compiled, each table counted against its publisher's CompileBudget (refused past it: 503). */
+  private async load({ id: siteId, publisherId, pricingVersion }: PricedSite): Promise<SitePrices> {
+    this.compiles.assertMayCompile(publisherId);
+    const whole = await this.readWhole(siteId, pricingVersion);
+    const prices = compileSitePrices(
       whole.rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
       whole.defaultPriceMicros,
-      () => this.compiled.weighAgain(siteId),
+      (heapBytes) => {
+        this.compiles.charge(publisherId, heapBytes);
+        this.compiled.weighAgain(siteId);
+      },
     );
+    this.compiles.charge(publisherId, prices.exact.heapBytes);
+    return prices;
   }
 
   /**

@@ -1,7 +1,7 @@
 import {
   globSteps,
   MAX_PRICING_STEPS,
-  MAX_RULES_HEAP_BYTES,
+  MAX_SITE_PRICES_HEAP_BYTES,
   priceOfSpelling,
   readRoute,
   BOT_CATEGORIES,
@@ -221,12 +221,22 @@ describe('pricing API', () => {
       expect(refused.status).toBe(422);
       expect(refused.body.detail[0]).toMatchObject({
         loc: ['body', 'rules'],
-        msg: expect.stringContaining(`at most ${MAX_RULES_HEAP_BYTES / 1024 / 1024} MiB`),
+        msg: expect.stringContaining(`at most ${MAX_SITE_PRICES_HEAP_BYTES / 1024 / 1024} MiB`),
       });
       const after = await app.call('GET', `/v1/sites/${site.siteId}/pricing`, { headers: publisher.auth });
       expect(after.body).toEqual(before.body);
       // Within the bound: taken.
       expect((await put({ default_price_usd: '0', rules: heavy.slice(0, 2) })).status).toBe(200);
+    });
+
+    it('weighs rules with every table routers’ keyings build: ten with a negated class', async () => {
+      // 19 rules in 10 KiB: about 3.8 MB as written, some 38 MB once every keying built its tables.
+      const negated = Array.from({ length: 19 }, (_, i) => ({
+        path: `/n${i}/${'*[!a]'.repeat(100)}*`,
+        price_usd: '0.01',
+      }));
+      expect((await put({ default_price_usd: '0', rules: negated })).status).toBe(422);
+      expect((await put({ default_price_usd: '0', rules: negated.slice(0, 9) })).status).toBe(200);
     });
 
     it('accepts 1,000 rules and rejects 1,001', async () => {
@@ -291,24 +301,30 @@ describe('pricing API', () => {
       expect(response.status).toBe(200);
     });
     const siteRow = () => app.database.prisma.site.findUniqueOrThrow({ where: { id: costly.siteId } });
-
-    it('keeps compiled prices within a weight bound: one account’s large tables cannot fill the heap', async () => {
-      // Each of these sites' tables weighs some 12 MB once keyed for every router (800 rules of 127
-      // characters, within what one site may weigh): with only a count of sites kept, 200 of one
-      // account's took 3 GB.
-      const pricing = app.app.get(PricingService);
+    const rowOf = (site: TestSite) => app.database.prisma.site.findUniqueOrThrow({ where: { id: site.siteId } });
+    /**
+     * Six sites of `publisher`, each of 800 rules of 127 characters (within what one site may weigh),
+     * whose tables weigh some 12 MB each once keyed for every router: more together than the cache keeps.
+     */
+    const heavySitesOf = async (publisher: TestPublisher) => {
       const rules = Array.from({ length: 800 }, (_, i) => ({ path: `/*${'a?'.repeat(60)}b${i}*`, price_usd: '0.5' }));
-      const big: TestSite[] = [];
+      const sites: TestSite[] = [];
       for (let i = 0; i < 6; i++) {
-        const site = await createSite(app, owner);
+        const site = await createSite(app, publisher);
         const response = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
           body: { default_price_usd: '0.01', rules },
-          headers: owner.auth,
+          headers: publisher.auth,
         });
         expect(response.status).toBe(200);
-        big.push(site);
+        sites.push(site);
       }
-      const rowOf = (site: TestSite) => app.database.prisma.site.findUniqueOrThrow({ where: { id: site.siteId } });
+      return sites;
+    };
+
+    it('keeps compiled prices within a weight bound: one account’s large tables cannot fill the heap', async () => {
+      // With only a count of sites kept, 200 such sites of one account's took 3 GB.
+      const pricing = app.app.get(PricingService);
+      const big = await heavySitesOf(owner);
       const first = await pricing.prices(await rowOf(big[0]));
       for (const site of big) expect(await pricing.priceOfRoute(await rowOf(site), readRoute('/x'))).toBe(10_000n);
       const cache = pricing['compiled'];
@@ -317,6 +333,30 @@ describe('pricing API', () => {
       const last = await rowOf(big[5]);
       expect(await pricing.prices(last)).toBe(await pricing.prices(last));
       expect(await pricing.prices(await rowOf(big[0]))).not.toBe(first); // loaded first, dropped first
+    });
+
+    it('stops compiling a publisher’s sites once they compiled a minute’s worth: 503, nothing charged, others priced', async () => {
+      // Read in turn, each read compiled one again, some 100 ms of CPU a read, for as long as the account cared to ask.
+      const pricing = app.app.get(PricingService);
+      const rows = await Promise.all((await heavySitesOf(await registerPublisher(app))).map(rowOf));
+      let reads = 0;
+      let refusal: unknown;
+      while (refusal === undefined && reads < 60) {
+        try {
+          await pricing.priceOfRoute(rows[reads % rows.length], readRoute('/x'));
+          reads++;
+        } catch (error) {
+          refusal = error;
+        }
+      }
+      expect(refusal).toMatchObject({ extra: { charged: false } });
+      expect((refusal as { getStatus(): number }).getStatus()).toBe(503);
+      // About 256 MiB of tables of some 13 MB each: twenty reads, give or take the estimate.
+      expect(reads).toBeGreaterThan(10);
+      expect(reads).toBeLessThan(40);
+      // Another publisher's site is priced as before.
+      const other = await app.database.prisma.site.findUniqueOrThrow({ where: { id: costly.siteId } });
+      await expect(pricing.priceOfRoute(other, readRoute('/x'))).resolves.toBe(10_000n);
     });
 
     it('judges a gate offered before the last price change within the step budget, as the site’s highest price', async () => {

@@ -15,7 +15,7 @@ import { answerClientError } from '../http/client-errors';
 import { answerFor, ExceptionToDetailFilter } from '../http/exception.filter';
 import { forbiddenCharacterItems } from '../http/forbidden-characters';
 import { parseJsonBodiesAsStrictUtf8 } from '../http/json-body-parser';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../http/json-depth';
+import { jsonDepthExceeds, jsonWidthProblem, MAX_JSON_DEPTH } from '../http/json-depth';
 import { ValidationFailed } from '../http/validation-items';
 import { BodyValidationPipe } from '../http/validation.pipe';
 import { serveDashboard } from '../dashboard/serve-dashboard';
@@ -104,6 +104,8 @@ export async function createApp(options: CreateAppOptions): Promise<NestFastifyA
   fastify.addHook('preValidation', (request, _reply, done) => {
     if (jsonDepthExceeds(request.body))
       return done(badRequest(`Request body is nested more than ${MAX_JSON_DEPTH} levels deep`));
+    const wide = jsonWidthProblem(request.body);
+    if (wide) return done(new ValidationFailed([wide]));
     const forbidden = forbiddenCharacterItems(request);
     done(forbidden.length > 0 ? new ValidationFailed(forbidden) : undefined);
   });

@@ -6,9 +6,31 @@ export type { ValidationItem };
 
 export class ValidationFailed extends HttpException {
   constructor(readonly items: ValidationItem[]) {
-    super({ detail: items }, 422);
+    super({ detail: shownItems(items) }, 422);
   }
 }
+
+/** The most problems a 422 lists: a body of thousands of bad items is not answered item by item. */
+export const MAX_VALIDATION_ITEMS = 20;
+
+/** `items` up to MAX_VALIDATION_ITEMS, then one saying how many more there were. */
+function shownItems(items: ValidationItem[]): ValidationItem[] {
+  if (items.length <= MAX_VALIDATION_ITEMS) return items;
+  const more = items.length - MAX_VALIDATION_ITEMS;
+  return [
+    ...items.slice(0, MAX_VALIDATION_ITEMS),
+    { loc: ['body'], msg: `${more} more problems not listed`, type: 'too_many_errors' },
+  ];
+}
+
+/** A list or object of more than this many entries is not quoted back as a problem's input. */
+const MAX_SHOWN_ENTRIES = 10;
+
+/** Whether a value is small enough to quote back: not a long list nor a wide object. */
+const shownAsInput = (value: unknown) =>
+  value === null ||
+  typeof value !== 'object' ||
+  (Array.isArray(value) ? value.length : Object.keys(value).length) <= MAX_SHOWN_ENTRIES;
 
 /** class-validator constraint names → stable machine-readable `type`s. */
 const TYPES: Record<string, string> = {
@@ -75,7 +97,10 @@ export function toValidationItems(errors: ValidationError[], loc: (string | numb
         msg,
         type: detailed?.type ?? TYPES[name] ?? name,
         // Nor what a field nobody declared holds: it may be a misspelt password.
-        ...(error.value === undefined || UNSHOWN_FIELD.test(error.property) || name === 'whitelistValidation'
+        ...(error.value === undefined ||
+        UNSHOWN_FIELD.test(error.property) ||
+        name === 'whitelistValidation' ||
+        !shownAsInput(error.value)
           ? {}
           : { input: error.value }),
         ...(detailed?.ctx ? { ctx: detailed.ctx } : {}),

@@ -82,9 +82,13 @@ export function compileSitePrices(
  * is negated), weighed no further once past `limit`.
  */
 export function sitePricesHeapBytes(patterns: readonly string[], limit = Infinity): number {
-  const tables = 2 + 4 * (patterns.some((pattern) => NEGATED_CLASS.test(pattern)) ? 2 : 1);
+  const tables = tablesOf(patterns);
   return tables * patternsHeapBytes(patterns, limit / tables);
 }
+
+/** How many tables the prices of `patterns` may build, the one as written included (sitePricesHeapBytes). */
+export const tablesOf = (patterns: readonly string[]): number =>
+  2 + 4 * (patterns.some((pattern) => NEGATED_CLASS.test(pattern)) ? 2 : 1);
 
 /** A negated class's opening ("[!" or "[^"); an escaped "\\[" matching too only costs a second table. */
 const NEGATED_CLASS = /\[[!^]/;

@@ -14,14 +14,20 @@ const MAX_ITEMS = 10;
 type Loc = (string | number)[];
 
 /** Where a value sits, as a link to its parent: the location's array is built only for an item. */
-interface Place {
+export interface Place {
   key: string | number;
   parent?: Place;
 }
 
-function locOf(place: Place): Loc {
+/** A field name a location quotes whole up to this many characters: a body's own names can be as long as it. */
+const MAX_SHOWN_KEY = 100;
+
+export function locOf(place: Place): Loc {
   const loc: Loc = [];
-  for (let at: Place | undefined = place; at; at = at.parent) loc.push(at.key);
+  for (let at: Place | undefined = place; at; at = at.parent)
+    loc.push(
+      typeof at.key === 'string' && at.key.length > MAX_SHOWN_KEY ? `${at.key.slice(0, MAX_SHOWN_KEY)}…` : at.key,
+    );
   return loc.reverse();
 }
 

@@ -40,3 +40,11 @@ describe('jsonWidthProblem', () => {
     });
   });
 });
+
+describe('jsonWidthProblem, where it names', () => {
+  it('quotes a long field name only in part', () => {
+    const long = 'k'.repeat(200_000);
+    const problem = jsonWidthProblem({ [long]: Array(1001).fill(0) });
+    expect(problem?.loc).toEqual(['body', `${'k'.repeat(100)}…`]);
+  });
+});

@@ -1,4 +1,5 @@
 import type { ValidationItem } from '@crawlgate/core';
+import { locOf, type Place } from './forbidden-characters';
 
 /** Deeper bodies are refused: no request of ours nests past a few levels, and recursion is not free. */
 export const MAX_JSON_DEPTH = 32;
@@ -28,20 +29,20 @@ export const MAX_JSON_ENTRIES = 20_000;
  * in time quadratic in an object's fields, and a list past its DTO's bound was still read item by item.
  */
 export function jsonWidthProblem(body: unknown): ValidationItem | undefined {
-  const stack: [unknown, (string | number)[]][] = [[body, ['body']]];
+  const stack: [unknown, Place][] = [[body, { key: 'body' }]];
   let entries = 0;
   while (stack.length > 0) {
-    const [current, loc] = stack.pop()!;
+    const [current, place] = stack.pop()!;
     if (current === null || typeof current !== 'object') continue;
     const list = Array.isArray(current);
     const size = list ? current.length : Object.keys(current).length;
     const max = list ? MAX_JSON_ITEMS : MAX_JSON_KEYS;
-    if (size > max) return tooWide(loc, `At most ${max} ${list ? 'items' : 'fields'}`, max);
+    if (size > max) return tooWide(locOf(place), `At most ${max} ${list ? 'items' : 'fields'}`, max);
     entries += size;
     if (entries > MAX_JSON_ENTRIES)
       return tooWide(['body'], `At most ${MAX_JSON_ENTRIES} fields and items in all`, MAX_JSON_ENTRIES);
-    if (list) current.forEach((item, index) => stack.push([item, [...loc, index]]));
-    else for (const [key, value] of Object.entries(current)) stack.push([value, [...loc, key]]);
+    if (list) current.forEach((item, key) => stack.push([item, { key, parent: place }]));
+    else for (const [key, value] of Object.entries(current)) stack.push([value, { key, parent: place }]);
   }
   return undefined;
 }

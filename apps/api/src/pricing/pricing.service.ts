@@ -15,6 +15,7 @@ import {
   type Route,
   type SitePrices,
   sitePricesHeapBytes,
+  tablesOf,
   withinSteps,
 } from '@crawlgate/core';
 import type { Database } from '../db/database';
@@ -129,19 +130,18 @@ export class PricingService {
     return this.compiled.get(site.id, site.pricingVersion, () => this.load(site));
   }
 
-  /** Compiled, each table counted against its publisher's CompileBudget (refused past it: 503). */
+  /**
+   * Compiled, counted against its publisher's CompileBudget (refused past it: 503): asked again and
+   * charged in the same turn as the compile, for every table its keyings may build, so loads that
+   * waited on the database together cannot all pass one check.
+   */
   private async load({ id: siteId, publisherId, pricingVersion }: PricedSite): Promise<SitePrices> {
     this.compiles.assertMayCompile(publisherId);
     const whole = await this.readWhole(siteId, pricingVersion);
-    const prices = compileSitePrices(
-      whole.rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros })),
-      whole.defaultPriceMicros,
-      (heapBytes) => {
-        this.compiles.charge(publisherId, heapBytes);
-        this.compiled.weighAgain(siteId);
-      },
-    );
-    this.compiles.charge(publisherId, prices.exact.heapBytes);
+    this.compiles.assertMayCompile(publisherId);
+    const rules = whole.rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros }));
+    const prices = compileSitePrices(rules, whole.defaultPriceMicros, () => this.compiled.weighAgain(siteId));
+    this.compiles.charge(publisherId, prices.exact.heapBytes * tablesOf(whole.rules.map((rule) => rule.pattern)));
     return prices;
   }
 

@@ -11,6 +11,7 @@ import {
 } from '@crawlgate/core';
 import { createSite, registerPublisher, type TestPublisher, type TestSite } from '../../test/fixtures';
 import { startTestApp, type TestApp } from '../../test/test-app';
+import { CompileBudget } from './compile-budget';
 import { MAX_CACHED_PRICE_BYTES, PricingService } from './pricing.service';
 
 describe('pricing API', () => {
@@ -357,6 +358,25 @@ describe('pricing API', () => {
       // Another publisher's site is priced as before.
       const other = await app.database.prisma.site.findUniqueOrThrow({ where: { id: costly.siteId } });
       await expect(pricing.priceOfRoute(other, readRoute('/x'))).resolves.toBe(10_000n);
+    });
+
+    it('counts compiles that start together: a burst of reads of many sites compiles no more than the minute allows', async () => {
+      // The budget was asked before the rules' read and charged after the compile: every read of a
+      // burst passed the check while the others waited on the database (60 of them compiled 833 MiB).
+      const pricing = app.app.get(PricingService);
+      const rows = await Promise.all((await heavySitesOf(await registerPublisher(app))).map(rowOf));
+      const kept = pricing['compiles'];
+      Object.assign(pricing, { compiles: new CompileBudget(3 * 13 * 1024 * 1024) }); // about three of these sites a minute
+      try {
+        const reads = await Promise.allSettled(rows.map((row) => pricing.priceOfRoute(row, readRoute('/x'))));
+        const priced = reads.filter((read) => read.status === 'fulfilled').length;
+        expect(priced).toBeGreaterThanOrEqual(2);
+        expect(priced).toBeLessThanOrEqual(4);
+        for (const read of reads)
+          if (read.status === 'rejected') expect(read.reason).toMatchObject({ extra: { charged: false } });
+      } finally {
+        Object.assign(pricing, { compiles: kept });
+      }
     });
 
     it('judges a gate offered before the last price change within the step budget, as the site’s highest price', async () => {

@@ -205,10 +205,16 @@ export function validatePathPattern(pattern: string): PatternProblem | null {
  * is negated, and "İ" expanded to two characters when it may hold one (as written or escaped).
  */
 function caseFoldingsOf(pattern: string): CaseFolding[] {
-  const readings: CaseReading[] = /\[[!^]/.test(pattern) ? ['any-spelling', 'regexp'] : ['any-spelling'];
+  const readings: CaseReading[] = NEGATED_CLASS.test(pattern) ? ['any-spelling', 'regexp'] : ['any-spelling'];
   const dottedI = /\u0130|%c4%b0/i.test(pattern);
   return readings.flatMap((classes) => (dottedI ? [{ classes }, { classes, expandDottedI: true }] : [{ classes }]));
 }
+
+/**
+ * A negated class's opening ("[!" or "[^"), whose two case readings differ (case-fold.ts): a table
+ * folding case reads it both ways. An escaped "\\[" matching too only costs a second table.
+ */
+export const NEGATED_CLASS = /\[[!^]/;
 
 /** For paths keyed for a router that folds case (route-key.ts): how the rules are compiled to meet them. */
 export interface CaseFolding {
@@ -297,7 +303,7 @@ export function patternsHeapBytes(patterns: readonly string[], limit = Infinity)
   for (const pattern of patterns) {
     if (bytes > limit) break;
     const compiled = compilePattern(pattern);
-    if (!('type' in compiled)) bytes += heapBytesOf({ pattern, ...compiled });
+    if (!('type' in compiled)) bytes += heapBytesOf(compiled);
   }
   return bytes;
 }
@@ -306,7 +312,7 @@ export function patternsHeapBytes(patterns: readonly string[], limit = Infinity)
 const stringBytes = (text: string) => text.length * (/[\u0100-\uffff]/.test(text) ? 2 : 1);
 
 /** About the bytes a compiled rule keeps: its object and strings, its chunks and their tables. */
-function heapBytesOf(rule: { pattern: string; literal: string; glob: Chunk[] | null }): number {
+function heapBytesOf(rule: CompiledPattern): number {
   // The decoded text before its first wildcard (a literal rule's key in the table); the pattern is the
   // caller's string, held once whatever the tables.
   let bytes = RULE_BYTES + stringBytes(rule.literal);

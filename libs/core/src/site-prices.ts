@@ -6,7 +6,14 @@
  * agree on what a path costs.
  */
 
-import { compilePriceTable, patternsHeapBytes, type PriceMatch, type PriceRule, type PriceTable } from './glob';
+import {
+  compilePriceTable,
+  NEGATED_CLASS,
+  patternsHeapBytes,
+  type PriceMatch,
+  type PriceRule,
+  type PriceTable,
+} from './glob';
 import { dottedIExpanded, type CaseReading } from './case-fold';
 import { keyings, pathKey, patternKey, type RoutingOptions } from './route-key';
 
@@ -36,14 +43,11 @@ function depthOf(path: string): number {
   return path.length > 1 && path.endsWith('/') ? slashes - 1 : slashes;
 }
 
-/**
- * `onTableBuilt`: told when a keyed table is built, with its heapBytes, so a cache weighing the
- * prices (heapBytes) can weigh them again.
- */
+/** `onTableBuilt`: told when a keyed table is built, so a cache weighing the prices (heapBytes) can weigh them again. */
 export function compileSitePrices(
   rules: readonly PriceRule[],
   defaultMicros: bigint,
-  onTableBuilt?: (heapBytes: number) => void,
+  onTableBuilt?: () => void,
 ): SitePrices {
   const exact = compilePriceTable(rules, defaultMicros);
   const keyedTables = new Map<string, PriceTable>();
@@ -68,7 +72,7 @@ export function compileSitePrices(
             ? higherOf(read('any-spelling'), read('regexp'))
             : read('any-spelling');
         keyedTables.set(name, table);
-        onTableBuilt?.(table.heapBytes);
+        onTableBuilt?.();
       }
       return table;
     },
@@ -89,9 +93,6 @@ export function sitePricesHeapBytes(patterns: readonly string[], limit = Infinit
 /** How many tables the prices of `patterns` may build, the one as written included (sitePricesHeapBytes). */
 export const tablesOf = (patterns: readonly string[]): number =>
   2 + 4 * (patterns.some((pattern) => NEGATED_CLASS.test(pattern)) ? 2 : 1);
-
-/** A negated class's opening ("[!" or "[^"); an escaped "\\[" matching too only costs a second table. */
-const NEGATED_CLASS = /\[[!^]/;
 
 /** The higher-priced match (on a tie, one that matched a rule). */
 const higher = (x: PriceMatch, y: PriceMatch) =>

@@ -141,7 +141,7 @@ export class PricingService {
     this.compiles.assertMayCompile(publisherId);
     const rules = whole.rules.map((rule) => ({ pattern: rule.pattern, micros: rule.priceMicros }));
     const prices = compileSitePrices(rules, whole.defaultPriceMicros, () => this.compiled.weighAgain(siteId));
-    this.compiles.charge(publisherId, prices.exact.heapBytes * tablesOf(whole.rules.map((rule) => rule.pattern)));
+    this.compiles.charge(publisherId, prices.exact.heapBytes * tablesOf(rules.map((rule) => rule.pattern)));
     return prices;
   }
 

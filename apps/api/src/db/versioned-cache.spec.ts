@@ -152,4 +152,24 @@ describe('VersionedCache weighed', () => {
     await expect(cache.get('other', 1, () => Promise.reject(new Error('connection lost')))).rejects.toThrow();
     expect(cache.weight).toBe(20);
   });
+
+  it('drops the heaviest owner’s keys first: one owner’s heavy keys read in turn drop its own, not another’s', async () => {
+    const cache = weighed();
+    const loads: string[] = [];
+    const load = (name: string, weight: number) => async () => (loads.push(name), valued(name, weight));
+    await cache.get('victim a', 1, load('victim a', 20), 'victim');
+    await cache.get('victim b', 1, load('victim b', 20), 'victim');
+    for (let round = 0; round < 3; round++)
+      for (const name of ['heavy 1', 'heavy 2', 'heavy 3']) await cache.get(name, 1, load(name, 30), 'attacker');
+    expect(cache.weight).toBeLessThanOrEqual(100);
+    await cache.get('victim a', 1, load('victim a', 20), 'victim');
+    await cache.get('victim b', 1, load('victim b', 20), 'victim');
+    expect(loads.filter((name) => name.startsWith('victim'))).toEqual(['victim a', 'victim b']);
+    // An owner above the others loses its own least recently read key, even when another's is older.
+    await cache.get('victim c', 1, load('victim c', 50), 'victim'); // victim 90, attacker 60 at most
+    expect(cache.weight).toBeLessThanOrEqual(100);
+    await cache.get('victim c', 1, load('victim c', 50), 'victim');
+    await cache.get('victim a', 1, load('victim a', 20), 'victim');
+    expect(loads.filter((name) => name.startsWith('victim'))).toEqual(['victim a', 'victim b', 'victim c', 'victim a']);
+  });
 });

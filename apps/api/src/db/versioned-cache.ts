@@ -10,11 +10,15 @@
 export class VersionedCache<T> {
   private readonly entries = new Map<string, Entry<T>>();
   private weighed = 0;
+  /** What each owner's loaded values weigh together (owners with none are not kept). */
+  private readonly weighedByOwner = new Map<string, number>();
 
   /**
    * Beyond `maxEntries`, or once the values weigh more than `weighing.maxWeight`, the least recently
    * read keys go first; the key just read stays, even alone above the bound, and so does a load on
-   * its way while a loaded value can go (it weighs nothing yet, and its waiters share it).
+   * its way while a loaded value can go (it weighs nothing yet, and its waiters share it). Above the
+   * weight, the keys go of the owner whose values weigh most (`get`'s `owner`): one owner's heavy keys
+   * read in turn drop its own, not everyone else's.
    */
   constructor(
     private readonly maxEntries: number,
@@ -26,7 +30,7 @@ export class VersionedCache<T> {
     return this.weighed;
   }
 
-  get(key: string, version: number, load: () => Promise<T>): Promise<T> {
+  get(key: string, version: number, load: () => Promise<T>, owner = ''): Promise<T> {
     const cached = this.entries.get(key);
     if (cached?.version === version) {
       // Read again: the newest in the order keys go in.
@@ -35,7 +39,7 @@ export class VersionedCache<T> {
       return cached.value;
     }
     if (cached) this.drop(key, cached);
-    const entry: Entry<T> = { version, value: load(), weight: 0 };
+    const entry: Entry<T> = { version, value: load(), weight: 0, owner };
     this.entries.set(key, entry);
     if (this.entries.size > this.maxEntries) this.dropOldest(key);
     entry.value.then(
@@ -61,13 +65,37 @@ export class VersionedCache<T> {
   private weigh(key: string, entry: Entry<T>, value: T): void {
     if (!this.weighing) return;
     const weight = this.weighing.weigh(value);
-    this.weighed += weight - entry.weight;
+    this.addWeight(entry, weight - entry.weight);
     entry.weight = weight;
-    while (this.weighed > this.weighing.maxWeight && this.dropOldest(key, true));
+    while (this.weighed > this.weighing.maxWeight && this.dropHeaviestOwners(key));
   }
 
-  /** Drops the least recently read key but `keep` (a loaded one first, or only with `loadedOnly`); whether one went. */
-  private dropOldest(keep: string, loadedOnly = false): boolean {
+  /** Drops the least recently read loaded key, but `keep`, of the owner whose values weigh most; whether one went. */
+  private dropHeaviestOwners(keep: string): boolean {
+    const kept = this.entries.get(keep);
+    let heaviest: string | undefined;
+    let most = 0;
+    for (const [owner, weight] of this.weighedByOwner) {
+      const alone = owner === kept?.owner && weight === kept.weight; // nothing of its but `keep` to drop
+      if (weight > most && !alone) [heaviest, most] = [owner, weight];
+    }
+    for (const [key, entry] of this.entries)
+      if (key !== keep && entry.loaded && entry.owner === heaviest && entry.weight > 0) {
+        this.drop(key, entry);
+        return true;
+      }
+    return false;
+  }
+
+  private addWeight(entry: Entry<T>, change: number): void {
+    this.weighed += change;
+    const owned = (this.weighedByOwner.get(entry.owner) ?? 0) + change;
+    if (owned > 0) this.weighedByOwner.set(entry.owner, owned);
+    else this.weighedByOwner.delete(entry.owner);
+  }
+
+  /** Drops the least recently read key but `keep` (a loaded one first); whether one went. */
+  private dropOldest(keep: string): boolean {
     let oldest: [string, Entry<T>] | undefined;
     for (const [key, entry] of this.entries) {
       if (key === keep) continue;
@@ -75,7 +103,7 @@ export class VersionedCache<T> {
         oldest = [key, entry];
         break;
       }
-      if (!loadedOnly) oldest ??= [key, entry];
+      oldest ??= [key, entry];
     }
     if (oldest) this.drop(...oldest);
     return oldest !== undefined;
@@ -83,7 +111,7 @@ export class VersionedCache<T> {
 
   private drop(key: string, entry: Entry<T>): void {
     this.entries.delete(key);
-    this.weighed -= entry.weight;
+    this.addWeight(entry, -entry.weight);
   }
 }
 
@@ -99,4 +127,5 @@ interface Entry<T> {
   /** The value once loaded; what it weighed when last weighed. */
   loaded?: { value: T };
   weight: number;
+  owner: string;
 }

@@ -304,13 +304,13 @@ describe('pricing API', () => {
     const siteRow = () => app.database.prisma.site.findUniqueOrThrow({ where: { id: costly.siteId } });
     const rowOf = (site: TestSite) => app.database.prisma.site.findUniqueOrThrow({ where: { id: site.siteId } });
     /**
-     * Six sites of `publisher`, each of 800 rules of 127 characters (within what one site may weigh),
+     * `count` sites of `publisher`, each of 800 rules of 127 characters (within what one site may weigh),
      * whose tables weigh some 12 MB each once keyed for every router: more together than the cache keeps.
      */
-    const heavySitesOf = async (publisher: TestPublisher) => {
+    const heavySitesOf = async (publisher: TestPublisher, count = 6) => {
       const rules = Array.from({ length: 800 }, (_, i) => ({ path: `/*${'a?'.repeat(60)}b${i}*`, price_usd: '0.5' }));
       const sites: TestSite[] = [];
-      for (let i = 0; i < 6; i++) {
+      for (let i = 0; i < count; i++) {
         const site = await createSite(app, publisher);
         const response = await app.call('PUT', `/v1/sites/${site.siteId}/pricing`, {
           body: { default_price_usd: '0.01', rules },
@@ -358,6 +358,19 @@ describe('pricing API', () => {
       // Another publisher's site is priced as before.
       const other = await app.database.prisma.site.findUniqueOrThrow({ where: { id: costly.siteId } });
       await expect(pricing.priceOfRoute(other, readRoute('/x'))).resolves.toBe(10_000n);
+    });
+
+    it('keeps another publisher’s compiled site while one account’s heavy sites are read in turn', async () => {
+      // The cache dropped the least recently read site whoever's it was: one account reading its heavy
+      // sites in turn had every other account's heavy site compiled again, on that account's budget.
+      const pricing = app.app.get(PricingService);
+      const victim = await rowOf((await heavySitesOf(await registerPublisher(app), 1))[0]);
+      await pricing.priceOfRoute(victim, readRoute('/x')); // its keyed tables built: some 12 MB
+      const kept = await pricing.prices(victim);
+      const rows = await Promise.all((await heavySitesOf(await registerPublisher(app))).map(rowOf));
+      for (const row of [...rows, rows[0]]) await pricing.priceOfRoute(row, readRoute('/x'));
+      expect(pricing['compiled'].weight).toBeLessThanOrEqual(MAX_CACHED_PRICE_BYTES);
+      expect(await pricing.prices(victim)).toBe(kept);
     });
 
     it('counts compiles that start together: a burst of reads of many sites compiles no more than the minute allows', async () => {

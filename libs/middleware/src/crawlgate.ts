@@ -19,7 +19,6 @@
 import { requestForCallback } from './adapters/framework-gate-request';
 import {
   BOT_CATALOGUE_ENTRIES,
-  refusedAddress,
   buildGateOffer,
   fitsAccessToken,
   MAX_TOKEN_PATH_BYTES,
@@ -77,6 +76,7 @@ import {
   catalogueReverseDns,
   createCrawlerIps,
   createReverseDns,
+  isInternalAddress,
   parseIp,
   withoutPort,
   type CrawlerIpsOptions,
@@ -995,7 +995,7 @@ function crawlerIpsOf(
     check(crawler, address, lookUp) {
       // A crawler with a list is verified by it; reverse DNS is for those without one.
       const answer = ips.check(crawler, address) ?? dns?.check(crawler, address, lookUp);
-      if (answer === 'out' && !warned && address !== undefined && isInternal(address)) {
+      if (answer === 'out' && !warned && address !== undefined && isInternalAddress(address)) {
         warned = true;
         warn(
           `requests naming ${crawler} come from ${address}, a private or loopback address: behind a proxy, let your framework trust it by hop count or address, never "true", which trusts what the client writes (Express "trust proxy", Fastify trustProxy), or set crawlerIps.clientIp; until then crawlers verified by their address are not allowed`,
@@ -1006,8 +1006,6 @@ function crawlerIpsOf(
     loaded: (crawler, address) => Promise.all([ips.loaded(crawler), dns?.settled(address)]).then(() => undefined),
   };
 }
-
-const isInternal = (address: string) => parseIp(address) !== null && refusedAddress(address, false) !== null;
 
 /**
  * A target written exactly as the path its gates bind (route.ts leaves nothing to resolve, and no

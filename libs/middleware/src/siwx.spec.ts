@@ -131,6 +131,18 @@ describe('createSiwxGate', () => {
     },
   );
 
+  it('says, when the API’s sign-in limit answers for a private or loopback address, that a proxy may be sharing it', async () => {
+    // Behind a proxy the framework does not trust, every visitor's sign-ins count as the proxy's:
+    // junk sign-ins then hold off every paying visitor's, and new payers' too.
+    const limited = new CrawlgateApiError('POST /v1/access-tokens/siwx: unexpected HTTP 429', 429);
+    const behindProxy = gate(async () => Promise.reject(limited));
+    for (const ip of ['10.0.0.7', '10.0.0.7', '203.0.113.9'])
+      await behindProxy.siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS, ip);
+    expect(behindProxy.warnings.filter((warning) => /private or loopback address/.test(warning))).toEqual([
+      expect.stringMatching(/sign-ins from 10\.0\.0\.7, a private or loopback address.*trust proxy/),
+    ]);
+  });
+
   it('lets a bug throw (the gate answers 503), never pass', async () => {
     await expect(
       gate(async () => Promise.reject(new TypeError('bug'))).siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS),

@@ -19,6 +19,7 @@ import {
   type SiteOffer,
 } from '@crawlgate/core';
 import { CrawlgateApiError, type ApiClient } from './api-client';
+import { isInternalAddress } from './crawler-ips';
 import { notCharging, passAfterPayment, type Decision } from './decision';
 import { headerValue, type HeaderRecord } from './request-headers';
 
@@ -48,6 +49,7 @@ export interface SiwxGate {
 }
 
 export function createSiwxGate(options: SiwxOptions): SiwxGate {
+  let warnedOfProxy = false;
   return {
     challenge(site, path, now, secret) {
       const exp = now + SIWX_CHALLENGE_SECONDS;
@@ -73,6 +75,12 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
         // pay it again (and junk proofs that spend the route's limit would make every such wallet
         // do so); 503 says come back for the page it has.
         options.warn(`${error.message}; answering the sign-in with a 503`);
+        if (error.status === 429 && ip !== undefined && isInternalAddress(ip) && !warnedOfProxy) {
+          warnedOfProxy = true;
+          options.warn(
+            `the API limits sign-ins from ${ip}, a private or loopback address: behind a proxy every visitor's sign-ins count as its address's, so junk sign-ins hold off every paying visitor's; let your framework trust the proxy by hop count or address (Express "trust proxy", Fastify trustProxy), or set crawlerIps.clientIp`,
+          );
+        }
         return signInUncheckable();
       }
       if (!access) return undefined;

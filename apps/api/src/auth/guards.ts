@@ -1,4 +1,5 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import {
   isWalletProofTimely,
   paymentHistoryMessage,
@@ -14,6 +15,9 @@ import type { AppConfig } from '../config/config';
 import { CONFIG, DATABASE } from '../db/tokens';
 import { ApiError, unauthorized } from '../http/api-error';
 import { requestBaseUrl } from '../http/request-base-url';
+import { spendFromBucket } from '../rate-limit/bucket';
+import { WALLET_PROOF_CHAIN_CHECKS_PER_CLIENT, WALLET_PROOF_CHAIN_CHECKS_PER_WALLET } from '../rate-limit/limits';
+import { trackByIp } from '../rate-limit/trackers';
 import { authenticatePublisher, authenticateSite, headerText, walletOf, type CredentialKind } from './credentials';
 import type { AuthedRequest } from './request-context';
 
@@ -87,6 +91,7 @@ export class WalletProofGuard implements CanActivate {
   constructor(
     @Inject(CHAIN) private readonly chain: ChainContext,
     @Inject(CONFIG) private readonly config: AppConfig,
+    @InjectThrottlerStorage() private readonly buckets: ThrottlerStorage,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -106,7 +111,9 @@ export class WalletProofGuard implements CanActivate {
     const origin = URL.canParse(base) ? new URL(base).origin : undefined;
     if (!origin) throw unauthorized(`This API's origin cannot be read from the request's Host header`);
     const message = paymentHistoryMessage(wallet, origin, proof.expires);
-    const signed = await signedMessageBy(this.chain, { address: wallet, message, signature: proof.signature });
+    const signed = await signedMessageBy(this.chain, { address: wallet, message, signature: proof.signature }, () =>
+      this.countChainCheck(request, wallet),
+    );
     if (signed === 'unchecked')
       throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
     if (!signed)
@@ -114,5 +121,29 @@ export class WalletProofGuard implements CanActivate {
         `${WALLET_PROOF_HEADER} is not this wallet's signature of its message, whose origin here is ${origin}: ${WALLET_PROOF_EXPECTED}`,
       );
     return true;
+  }
+
+  /**
+   * One more proof asked of the chain, for this address and for this client across the addresses it
+   * names (WALLET_PROOF_CHAIN_CHECKS_PER_*); 429 once one is spent. A wallet's own plain signature is
+   * recovered locally and never counted.
+   */
+  private async countChainCheck(request: AuthedRequest, wallet: string): Promise<void> {
+    const perWallet = WALLET_PROOF_CHAIN_CHECKS_PER_WALLET;
+    const perClient = WALLET_PROOF_CHAIN_CHECKS_PER_CLIENT;
+    const why = (limit: number, of: string) =>
+      `More than ${limit} wallet proofs a minute ${of} needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`;
+    await spendFromBucket(
+      this.buckets,
+      `WalletProofChainChecks-wallet:${wallet.toLowerCase()}`,
+      perWallet,
+      why(perWallet.limit, 'for this address'),
+    );
+    await spendFromBucket(
+      this.buckets,
+      `WalletProofChainChecks-${await trackByIp(request as never)}`,
+      perClient,
+      why(perClient.limit, 'from this client'),
+    );
   }
 }

@@ -1,9 +1,9 @@
 import { devPublicClient, devTestClient } from '@crawlgate/devchain';
-import type { PublicClient } from 'viem';
+import { serializeErc6492Signature, type PublicClient } from 'viem';
 import { startRpcRewriter, type RpcRefusal } from '../../test/rpc-rewriter';
 import { deployBareTestWallet, newWallet } from '../../test/test-agent';
 import { workerChain } from '../../test/test-chain';
-import { signedMessageBy } from './signed-message';
+import { MAX_SIGNATURE_CHECK_GAS, signedMessageBy } from './signed-message';
 
 /** Against this worker's anvil, with the node's calls counted per method. */
 describe('signedMessageBy', () => {
@@ -139,6 +139,33 @@ describe('signedMessageBy', () => {
       }
     },
   );
+
+  it('caps the gas of every verification it asks of the node: a wallet whose check loops burns no more', async () => {
+    // Without a cap an eth_call runs to the node's own (anvil's 30M gas, 50M on some nodes), for any
+    // address a stranger names and a "factory" of its choosing (ERC-6492).
+    const { owner, wallet } = await smartWallet();
+    const looping = newWallet().address;
+    await devTestClient(rpcUrl).setCode({ address: looping, bytecode: '0x5b600056' }); // JUMPDEST PUSH1 0 JUMP
+    const gasOfCalls: unknown[] = [];
+    // Seen as asked (a call that runs out of gas is answered with an error, which no rewrite sees).
+    const watching = await startRpcRewriter(
+      rpcUrl,
+      ({ result }) => result,
+      ({ method, params }) => void (method === 'eth_call' && gasOfCalls.push((params[0] as { gas?: unknown }).gas)),
+    );
+    try {
+      const chain = { publicClient: devPublicClient(watching.url) } as never;
+      const own = await owner.signMessage({ message });
+      expect(await signedMessageBy(chain, { address: wallet, message, signature: own })).toBe(true);
+      const wrapped = serializeErc6492Signature({ address: looping, data: '0x', signature: own });
+      expect(await signedMessageBy(chain, { address: newWallet().address, message, signature: wrapped })).toBe(false);
+      expect(await signedMessageBy(chain, { address: looping, message, signature: '0x1234' })).toBe(false);
+      expect(gasOfCalls.length).toBeGreaterThanOrEqual(3);
+      expect(gasOfCalls).toEqual(gasOfCalls.map(() => `0x${MAX_SIGNATURE_CHECK_GAS.toString(16)}`));
+    } finally {
+      await watching.close();
+    }
+  });
 
   it('answers "not signed" when the wallet itself reverts: a revert is the wallet’s answer, not the node’s failure', async () => {
     // An address whose code reverts on every call stands for a wallet refusing the signature by reverting.

@@ -1,6 +1,7 @@
 import {
   hashMessage,
   isAddressEqual,
+  numberToHex,
   recoverMessageAddress,
   size,
   type Address,
@@ -48,18 +49,35 @@ export async function signedMessageBy(
   return watched.failed() ? 'unchecked' : false;
 }
 
-/** A copy of `client` whose requests are watched: `failed()` says whether one failed other than by a revert. */
+/**
+ * The most gas one verification's eth_call may burn. The address and, for a wallet not deployed yet
+ * (ERC-6492), the factory it runs are a stranger's to pick: without a cap a call that loops runs to
+ * the node's own (30M gas on anvil, 50M on some nodes). A deploy and a passkey check take well under.
+ */
+export const MAX_SIGNATURE_CHECK_GAS = 3_000_000n;
+
+/**
+ * A copy of `client` whose requests are watched: `failed()` says whether one failed other than by a
+ * revert. Its eth_calls carry MAX_SIGNATURE_CHECK_GAS.
+ */
 function watchedRequests(client: PublicClient): { client: PublicClient; failed: () => boolean } {
   let failures = 0;
-  const request = (async (args: unknown, options?: unknown) => {
+  const request = (async (args: { method: string; params?: unknown }, options?: unknown) => {
     try {
-      return await client.request(args as never, options as never);
+      return await client.request(withGasCap(args) as never, options as never);
     } catch (error) {
       if (!isRevert(error)) failures++;
       throw error;
     }
   }) as PublicClient['request'];
   return { client: { ...client, request }, failed: () => failures > 0 };
+}
+
+/** An eth_call's request with the cap as its gas (viem's verifyHash names none). */
+function withGasCap(args: { method: string; params?: unknown }) {
+  if (args.method !== 'eth_call' || !Array.isArray(args.params)) return args;
+  const [call, ...rest] = args.params as [Record<string, unknown>, ...unknown[]];
+  return { ...args, params: [{ ...call, gas: numberToHex(MAX_SIGNATURE_CHECK_GAS) }, ...rest] };
 }
 
 /** Whether `address` has code now ('unknown' when the node does not say). */

@@ -18,10 +18,15 @@ import { testWalletAbi } from '@crawlgate/devchain';
 import { createSIWxPayload, encodeSIWxHeader, formatSIWEMessage } from '@x402/extensions/sign-in-with-x';
 import { encodeFunctionData } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
+import { openGate, pricedSite, pricedSiteOf, type TestSite } from '../../test/fixtures';
 import { deployTestWallet, fundUsdc, newWallet, signPayment, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { SIGN_IN_CHAIN_CHECKS_PER_WALLET, SIGN_INS_PER_VISITOR } from '../rate-limit/limits';
+import {
+  SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER,
+  SIGN_IN_CHAIN_CHECKS_PER_SITE,
+  SIGN_IN_CHAIN_CHECKS_PER_WALLET,
+  SIGN_INS_PER_VISITOR,
+} from '../rate-limit/limits';
 
 describe('POST /v1/access-tokens/siwx', () => {
   let app: TestApp;
@@ -71,6 +76,30 @@ describe('POST /v1/access-tokens/siwx', () => {
       address: agent.address,
       ...(signature === undefined ? {} : { signature }),
     });
+  };
+  /** `signer`'s signature of a fresh challenge for /articles/paid on `on`, under `address` (its own, or one it poses as). */
+  const proofOn = async (on: TestSite, signer: PrivateKeyAccount, address: string) => {
+    const exp = now() + 300;
+    const { info, supportedChains } = siwxDeclaration({
+      domain: on.domain,
+      path: '/articles/paid',
+      caip2: `eip155:${app.chain.chainId}`,
+      nonce: signSiwxNonce({ siteId: on.siteId, path: '/articles/paid' }, exp, on.secret),
+      exp,
+    });
+    const complete = { ...info, ...supportedChains[0] };
+    const signature = await signer.signMessage({ message: formatSIWEMessage(complete, address) });
+    return encodeSIWxHeader({ ...complete, address, signature });
+  };
+  /** The statuses of `count` strangers' proofs on `on`, each under the address `posingAs` picks, each from another visitor. */
+  const strangersAsking = async (on: TestSite, count: number, posingAs: () => string) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const proof = await proofOn(on, newWallet(), posingAs());
+      const visitor = `198.19.${Math.floor(i / 250)}.${(i % 250) + 1}`;
+      statuses.push((await ask(proof, '/articles/paid', on.siteToken, visitor)).status);
+    }
+    return statuses;
   };
   const ask = (proof: unknown, url: unknown = '/articles/paid', siteToken = site.siteToken, client?: string) =>
     app.call('POST', '/v1/access-tokens/siwx', {
@@ -342,6 +371,49 @@ describe('POST /v1/access-tokens/siwx', () => {
     expect(await signIns(2)).toEqual([402, 429]);
   }, 120_000);
 
+  it('answers strangers posing under a wallet alike whether it paid for the path or not: what it bought stays its own', async () => {
+    // The payment was looked up first: posing under a payer went on to the chain's check and its
+    // budget (429 after ten, the middleware's 503), posing under anyone else stopped at "no payment"
+    // (402): a few probes told which paths a public address had bought.
+    const { site: shop } = await pricedSite(app, payee);
+    const payer = newWallet();
+    await fundUsdc(app, payer.address, '1');
+    const gate = await openGate(app, shop, '/articles/paid');
+    const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, {
+      body: { payment: await signPayment(app, payer, gate) },
+    });
+    expect(paid.status).toBe(200);
+    const { limit } = SIGN_IN_CHAIN_CHECKS_PER_WALLET;
+    const bought = await strangersAsking(shop, limit + 1, () => payer.address);
+    const neverPaid = newWallet().address;
+    expect(await strangersAsking(shop, limit + 1, () => neverPaid)).toEqual(bought);
+    expect(bought).toEqual([...Array(limit).fill(401), 429]);
+    // Its own signature is answered as before.
+    expect((await ask(await proofOn(shop, payer, payer.address), '/articles/paid', shop.siteToken)).status).toBe(200);
+  }, 60_000);
+
+  it('asks the chain for at most SIGN_IN_CHAIN_CHECKS_PER_SITE sign-ins a minute per site, and per publisher, across the wallets named', async () => {
+    // Each proof names a fresh wallet, so no wallet's budget holds it; without these, a site token's
+    // holder (or strangers through its middleware) had the node check signatures without end.
+    const { publisher, site: crowded } = await pricedSite(app, payee);
+    const site = SIGN_IN_CHAIN_CHECKS_PER_SITE.limit;
+    expect(await strangersAsking(crowded, site + 1, () => newWallet().address)).toEqual([
+      ...Array(site).fill(401),
+      429,
+    ]);
+    // An address's own signature asks no chain: still answered (402: it never paid here).
+    const own = newWallet();
+    expect((await ask(await proofOn(crowded, own, own.address), '/articles/paid', crowded.siteToken)).status).toBe(402);
+    // The publisher's other sites share its budget: sites cost nothing to add.
+    const others = await Promise.all([1, 2].map(() => pricedSiteOf(app, publisher)));
+    const left = SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER.limit - site;
+    const statuses = [
+      ...(await strangersAsking(others[0], site, () => newWallet().address)),
+      ...(await strangersAsking(others[1], left - site + 1, () => newWallet().address)),
+    ];
+    expect(statuses).toEqual([...Array(left).fill(401), 429]);
+  }, 120_000);
+
   it('asks the chain for at most SIGN_IN_CHAIN_CHECKS_PER_WALLET sign-ins a minute per wallet and site; other payers are not held off', async () => {
     // Proofs posing under a smart-wallet payer's public address, each from another visitor: every one
     // reaches the chain's signature check. Counted per wallet, they end in 429.
@@ -358,19 +430,7 @@ describe('POST /v1/access-tokens/siwx', () => {
         })
       ).status,
     ).toBe(200);
-    const proofFor = async (signer: PrivateKeyAccount, address: string) => {
-      const exp = now() + 300;
-      const { info, supportedChains } = siwxDeclaration({
-        domain: busy.domain,
-        path: '/articles/paid',
-        caip2: `eip155:${app.chain.chainId}`,
-        nonce: signSiwxNonce({ siteId: busy.siteId, path: '/articles/paid' }, exp, busy.secret),
-        exp,
-      });
-      const complete = { ...info, ...supportedChains[0] };
-      const signature = await signer.signMessage({ message: formatSIWEMessage(complete, address) });
-      return encodeSIWxHeader({ ...complete, address, signature });
-    };
+    const proofFor = (signer: PrivateKeyAccount, address: string) => proofOn(busy, signer, address);
     const posing = await proofFor(newWallet(), smart.smartWallet);
     const { limit } = SIGN_IN_CHAIN_CHECKS_PER_WALLET;
     const statuses = (

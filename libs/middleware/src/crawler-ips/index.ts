@@ -5,5 +5,5 @@ export {
   type CrawlerIps,
   type CrawlerIpsOptions,
 } from './crawler-ips';
-export { parseIp, withoutPort } from './ip-prefix';
+export { isInternalAddress, parseIp, withoutPort } from './ip-prefix';
 export { catalogueReverseDns, createReverseDns, type DnsResolver, type ReverseDnsOptions } from './reverse-dns';

@@ -5,6 +5,7 @@
  * IPv4 form are the same number. Strict: anything that is not a plain address is refused (null),
  * never read as something else. Pure, no Node: edge runtimes run it too.
  */
+import { refusedAddress } from '@crawlgate/core';
 
 /** Addresses from `start` to `end`, both included. */
 export interface AddressRange {
@@ -84,3 +85,7 @@ function parseIpv6(text: string): bigint | null {
   }
   return embedded === null ? value : ((value >> 32n) << 32n) | embedded;
 }
+
+/** A private, loopback or reserved address (the mark of a proxy the framework was not told to trust). */
+export const isInternalAddress = (address: string): boolean =>
+  parseIp(address) !== null && refusedAddress(address, false) !== null;

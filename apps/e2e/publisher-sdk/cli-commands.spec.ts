@@ -517,6 +517,18 @@ describe('crawlgate CLI: a publisher with only the CLI', () => {
       expect(json(await crawlgate(['sites', 'list', '--json'])).items).toHaveLength(1);
     });
 
+    it('on a terminal whose input ends unanswered (Ctrl-D) it deletes nothing and fails', async () => {
+      // The prompt never settled: Node's event loop emptied and the CLI exited 0, deleting nothing.
+      const stdin = fakeTerminal();
+      setTimeout(() => stdin.end(), 20);
+      const run = await Promise.race([
+        crawlgate(['sites', 'delete', siteId], {}, stdin),
+        new Promise<'no end'>((resolve) => setTimeout(() => resolve('no end'), 5_000)),
+      ]);
+      expect(run).toMatchObject({ code: 1, stderr: expect.stringMatching(/error: Not deleted: no answer\n$/) });
+      expect(json(await crawlgate(['sites', 'list', '--json'])).items).toHaveLength(1);
+    });
+
     it('on a terminal the typed domain confirms; its token stops working and its payments are kept', async () => {
       const stdin = fakeTerminal();
       typeLater(stdin, `${domain}\n`);

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../../libs/publisher-sdk/src/cli/main';
+import { PublisherClient } from '../../../libs/publisher-sdk/src/client';
+import { ApiError } from '../../../libs/publisher-sdk/src/errors';
 
 /*
  * The CLI against an API that is not ours (a URL the user was tricked into, or a network in
@@ -178,6 +180,83 @@ describe('the CLI against an API that is not ours', () => {
       expect(api.seen).toEqual([]);
     } finally {
       await api.close();
+    }
+  });
+
+  it('takes no answer but the API’s as a new key: login and rotation fail, and the saved key stays', async () => {
+    // A captive portal's page or `{}` with a 200: the CLI said "Logged in", exited 0 and saved no key.
+    for (const body of ['<html>Welcome to the hotel wifi</html>', '{}', '{"api_key":7}', '"xk_pub_"', 'null']) {
+      const api = await hostileApi((response) => void response.writeHead(200).end(body));
+      try {
+        const config = join(home, 'crawlgate', 'config.json');
+        await mkdir(join(home, 'crawlgate'), { recursive: true, mode: 0o700 });
+        await writeFile(config, JSON.stringify({ apiUrl: api.url, apiKey: KEY }), { mode: 0o600 });
+        const loggedIn = await run([
+          'login',
+          '--api',
+          api.url,
+          '--email',
+          'a@example.com',
+          '--password',
+          'pw-long-enough',
+        ]);
+        expect(loggedIn).toMatchObject({
+          code: 1,
+          stdout: '',
+          stderr: expect.stringMatching(/not the Crawlgate API’s/),
+        });
+        const rotated = await run(['api-key', 'rotate'], { CRAWLGATE_API_KEY: '' });
+        expect(rotated).toMatchObject({ code: 1, stdout: '' });
+        expect(JSON.parse(await readFile(config, 'utf8'))).toEqual({ apiUrl: api.url, apiKey: KEY });
+        const client = new PublisherClient({ apiUrl: api.url, apiKey: KEY });
+        await expect(client.rotateApiKey()).rejects.toBeInstanceOf(ApiError);
+        expect(client.hasApiKey).toBe(true);
+      } finally {
+        await api.close();
+      }
+    }
+  });
+
+  it('prints no secret it was not sent: a site created or a token rotated without one in the answer fails', async () => {
+    const api = await hostileApi((response) => void response.writeHead(200).end('{"site_id":"s"}'));
+    try {
+      for (const args of [
+        ['sites', 'create', 'news.example.com'],
+        ['sites', 'rotate-token', '00000000-0000-4000-8000-000000000000'],
+        ['sites', 'rotate-secret', '00000000-0000-4000-8000-000000000000'],
+      ]) {
+        const answered = await run([...args, '--api', api.url]);
+        expect(answered).toMatchObject({ code: 1, stdout: '' });
+        expect(answered.stderr).not.toMatch(/undefined/);
+      }
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('never quotes back an argument it did not expect: it may be a password typed in the wrong place', async () => {
+    const { code, stderr } = await run(['login', '--api', 'http://127.0.0.1:9', '--email', 'a@b.c', 'Secret-pw2']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/Expected no arguments, got 1/);
+    expect(stderr).not.toContain('Secret-pw2');
+  });
+
+  it('sends CRAWLGATE_API_KEY only to the API the environment or --api names, never to the config’s', async () => {
+    const api = await hostileApi((response) => void response.writeHead(200).end('{"items":[]}'));
+    const recording = await hostileApi((response) => void response.writeHead(200).end('{"items":[]}'));
+    try {
+      await mkdir(join(home, 'crawlgate'), { recursive: true, mode: 0o700 });
+      // Saved by an earlier login elsewhere, without a key of its own.
+      await writeFile(join(home, 'crawlgate', 'config.json'), JSON.stringify({ apiUrl: api.url }), { mode: 0o600 });
+      const refused = await run(['sites', 'list']);
+      expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/CRAWLGATE_API_KEY is sent only/) });
+      expect(api.seen).toEqual([]);
+      expect((await run(['sites', 'list', '--api', recording.url])).code).toBe(0);
+      expect((await run(['sites', 'list'], { CRAWLGATE_API_URL: recording.url })).code).toBe(0);
+      expect(recording.seen).toEqual(['GET /v1/sites', 'GET /v1/sites']);
+    } finally {
+      await api.close();
+      await recording.close();
     }
   });
 

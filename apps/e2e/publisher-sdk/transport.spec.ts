@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, PublisherClient, TimeoutError, type FetchLike } from '@crawlgate/publisher';
+import { generateSiteToken } from '@crawlgate/core';
 import { refusingUrl } from './support';
 
 /*
@@ -58,7 +59,12 @@ describe('retries and timeouts', () => {
     const elsewhere: Answer = (_request, response) =>
       response.writeHead(307, { location: `${apiUrl}/elsewhere/me` }).end();
     script = [elsewhere, json(200, ME)];
-    await expect(client().me()).rejects.toMatchObject({ name: 'ApiError', status: 307 });
+    await expect(client().me()).rejects.toMatchObject({
+      name: 'ApiError',
+      status: 307,
+      // Where it led, so a wrong apiUrl (the website's, say) is found.
+      message: `HTTP 307 Temporary Redirect to ${apiUrl}/elsewhere/me: the API never redirects; is ${apiUrl}/v1 the API?`,
+    });
     expect(seen.map((request) => request.url)).toEqual(['/v1/publishers/me']);
   });
 
@@ -173,7 +179,7 @@ describe('retries and timeouts', () => {
   });
 
   it('sends JSON bodies with content-type, and no content-type without a body', async () => {
-    script = [json(200, { site_id: 's1', site_token: 'st_x' }), json(200, { rules_applied: 1 })];
+    script = [json(200, { site_id: 's1', site_token: generateSiteToken() }), json(200, { rules_applied: 1 })];
     await client().rotateSiteToken('s1');
     await client().setPricing('s1', { default_price_usd: '0.01', rules: [{ path: '/a', price_usd: 0 }] });
     expect(seen[0].headers['content-type']).toBeUndefined();

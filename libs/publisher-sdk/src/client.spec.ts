@@ -65,3 +65,28 @@ describe('PublisherClient over plain http', () => {
     await expect(allowed.me()).resolves.toEqual({});
   });
 });
+
+describe('PublisherClient options', () => {
+  it.each([
+    ['maxRetries', Number.NaN],
+    ['maxRetries', -1],
+    ['maxRetries', 11],
+    ['maxRetries', 1.5],
+    ['timeoutMs', 0],
+    ['timeoutMs', 3_000_000_000],
+    ['timeoutMs', Number.POSITIVE_INFINITY],
+    ['maxRetryWaitMs', -1],
+    ['maxRetryWaitMs', Number.NaN],
+  ])('refuses %s %p: NaN retries for ever, a timer past 2^31 ms fires at once', (name, value) => {
+    const create = () => new PublisherClient({ apiUrl: 'http://127.0.0.1:9', [name]: value });
+    expect(create).toThrow(TypeError);
+    expect(create).toThrow(new RegExp(`${name} must be a whole number`));
+  });
+
+  it('takes the bounds themselves', () => {
+    expect(
+      () =>
+        new PublisherClient({ apiUrl: 'http://127.0.0.1:9', maxRetries: 0, timeoutMs: 2 ** 31 - 1, maxRetryWaitMs: 0 }),
+    ).not.toThrow();
+  });
+});

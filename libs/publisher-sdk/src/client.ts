@@ -1,4 +1,4 @@
-import { encodeHeaderText } from '@crawlgate/core';
+import { encodeHeaderText, isAccessTokenSecretFormat, isApiKeyFormat, isSiteTokenFormat } from '@crawlgate/core';
 import { apiBaseUrl, refusePlainHttp, send, type Call, type FetchLike } from './http';
 import type {
   BotAction,
@@ -74,8 +74,11 @@ export class PublisherClient {
     if (!options.allowPlainHttp) refusePlainHttp(baseUrl);
     const transport = {
       baseUrl,
-      timeoutMs: options.timeoutMs ?? 10_000,
-      retry: { maxRetries: options.maxRetries ?? 2, maxWaitMs: options.maxRetryWaitMs ?? 30_000 },
+      timeoutMs: integerOption('timeoutMs', options.timeoutMs ?? 10_000, 1, MAX_TIMER_MS),
+      retry: {
+        maxRetries: integerOption('maxRetries', options.maxRetries ?? 2, 0, MAX_RETRIES),
+        maxWaitMs: integerOption('maxRetryWaitMs', options.maxRetryWaitMs ?? 30_000, 0, MAX_TIMER_MS),
+      },
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     };
     // A key read with a line break (a CRLF secret file) would fail in the header, and the error
@@ -101,6 +104,7 @@ export class PublisherClient {
       method: 'POST',
       path: '/publishers/register',
       body: input,
+      issues: ISSUES_API_KEY,
     })) as RegisteredPublisher;
     this.#apiKey = publisher.api_key;
     return publisher;
@@ -108,7 +112,12 @@ export class PublisherClient {
 
   /** Logging in rotates the key: the previous one stops working. This client uses the new one. */
   async login(input: LoginInput): Promise<IssuedApiKey> {
-    const issued = (await this.#send({ method: 'POST', path: '/publishers/login', body: input })) as IssuedApiKey;
+    const issued = (await this.#send({
+      method: 'POST',
+      path: '/publishers/login',
+      body: input,
+      issues: ISSUES_API_KEY,
+    })) as IssuedApiKey;
     this.#apiKey = issued.api_key;
     return issued;
   }
@@ -126,14 +135,23 @@ export class PublisherClient {
 
   /** The previous key stops working at once; this client uses the new one. */
   async rotateApiKey(): Promise<IssuedApiKey> {
-    const issued = await this.#authed<IssuedApiKey>({ method: 'POST', path: '/publishers/me/api-key/rotate' });
+    const issued = await this.#authed<IssuedApiKey>({
+      method: 'POST',
+      path: '/publishers/me/api-key/rotate',
+      issues: ISSUES_API_KEY,
+    });
     this.#apiKey = issued.api_key;
     return issued;
   }
 
   /** Proven by the current password; the previous key and password stop working at once, and this client uses the new key. */
   async changePassword(input: ChangePasswordInput): Promise<IssuedApiKey> {
-    const issued = await this.#authed<IssuedApiKey>({ method: 'POST', path: '/publishers/me/password', body: input });
+    const issued = await this.#authed<IssuedApiKey>({
+      method: 'POST',
+      path: '/publishers/me/password',
+      body: input,
+      issues: ISSUES_API_KEY,
+    });
     this.#apiKey = issued.api_key;
     return issued;
   }
@@ -142,7 +160,12 @@ export class PublisherClient {
 
   /** site_token and access_token_secret are in this answer only: store them now. */
   createSite(input: CreateSiteInput): Promise<CreatedSite> {
-    return this.#authed({ method: 'POST', path: '/sites', body: input });
+    return this.#authed({
+      method: 'POST',
+      path: '/sites',
+      body: input,
+      issues: { site_token: isSiteTokenFormat, access_token_secret: isAccessTokenSecretFormat },
+    });
   }
 
   listSites(): Promise<SiteList> {
@@ -163,7 +186,11 @@ export class PublisherClient {
 
   /** The previous site token stops working at once: update the middleware's configuration. */
   rotateSiteToken(siteId: string): Promise<RotatedSiteToken> {
-    return this.#authed({ method: 'POST', path: `${sitePath(siteId)}/site-token/rotate` });
+    return this.#authed({
+      method: 'POST',
+      path: `${sitePath(siteId)}/site-token/rotate`,
+      issues: { site_token: isSiteTokenFormat },
+    });
   }
 
   /**
@@ -174,7 +201,12 @@ export class PublisherClient {
   rotateSecret(siteId: string, options: RotateSecretOptions = {}): Promise<SecretRotation> {
     // No body unless asked: the API's default grace applies.
     const body = options.graceSeconds === undefined ? undefined : { grace_seconds: options.graceSeconds };
-    return this.#authed({ method: 'POST', path: `${sitePath(siteId)}/secret/rotate`, body });
+    return this.#authed({
+      method: 'POST',
+      path: `${sitePath(siteId)}/secret/rotate`,
+      body,
+      issues: { access_token_secret: isAccessTokenSecretFormat },
+    });
   }
 
   // Pricing
@@ -280,6 +312,20 @@ export class PublisherClient {
     return this.#send({ ...call, headers }) as Promise<T>;
   }
 }
+
+/** The longest delay a timer keeps (Node sets a longer one to 1 ms), and the most retries a caller may ask. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_RETRIES = 10;
+
+/** An option's value, if a whole number within its bounds: NaN retried for ever, a huge timeout fired at once. */
+function integerOption(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new TypeError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
+  return value;
+}
+
+/** What a call that issues an API key must answer: the key, else the client keeps the one it has. */
+const ISSUES_API_KEY = { api_key: isApiKeyFormat };
 
 /** Encoded, so an id can never step into another path (`../`, `?`). */
 function sitePath(siteId: string): string {

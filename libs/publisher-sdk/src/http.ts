@@ -26,6 +26,8 @@ export interface Call {
   headers?: Record<string, string>;
   /** For an answer that is not JSON (CSV): the media type asked for; the body comes back as sent. Errors are still read as JSON. */
   acceptText?: string;
+  /** Fields a success must hold, each with its check: a key or secret this call issues, shown once and kept. */
+  issues?: Record<string, (value: unknown) => boolean>;
 }
 
 type Attempt = { ok: true; body: unknown } | { ok: false; error: ApiError; failure?: Failure };
@@ -107,9 +109,23 @@ async function attemptOnce(transport: Transport, call: Call): Promise<Attempt> {
   }
 
   const body = parseBody(text);
-  if (response.ok) return { ok: true, body: call.acceptText ? text : body };
+  if (response.ok) {
+    if (call.acceptText) return { ok: true, body: text };
+    // A captive portal's page or a proxy's `{}` is no success: a key it "issued" would replace the one that works.
+    const problem = answerProblem(call, text, body, response.status);
+    if (problem === undefined) return { ok: true, body };
+    throw new ApiError({
+      status: response.status,
+      detail: `The answer to ${call.method} ${call.path} is not the Crawlgate API’s (${problem}): is ${transport.baseUrl} the API?`,
+    });
+  }
   const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
-  const error = new ApiError({ status: response.status, detail: detailOf(body, response), retryAfter, body });
+  const error = new ApiError({
+    status: response.status,
+    detail: detailOf(body, response, transport.baseUrl),
+    retryAfter,
+    body,
+  });
   return {
     ok: false,
     error,
@@ -124,6 +140,15 @@ function urlFor(baseUrl: string, call: Call): string {
   return `${baseUrl}${call.path}${search ? `?${search}` : ''}`;
 }
 
+/** What is wrong with a success's body, if anything: the API answers every call with a JSON object, but a 204. */
+function answerProblem(call: Call, text: string, body: unknown, status: number): string | undefined {
+  if (text === '' && status === 204 && call.issues === undefined) return undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'not a JSON object';
+  for (const [name, isValid] of Object.entries(call.issues ?? {}))
+    if (!isValid((body as Record<string, unknown>)[name])) return `no valid ${name}`;
+  return undefined;
+}
+
 function parseBody(text: string): unknown {
   if (text === '') return undefined;
   try {
@@ -134,10 +159,14 @@ function parseBody(text: string): unknown {
 }
 
 /** The API's `detail`, or a stand-in when something else (a proxy, say) answered. */
-function detailOf(body: unknown, response: Response): string | ValidationItem[] {
+function detailOf(body: unknown, response: Response, baseUrl: string): string | ValidationItem[] {
   const detail = (body as { detail?: unknown } | undefined)?.detail;
   if (typeof detail === 'string' || (Array.isArray(detail) && detail.every(isValidationItem))) return detail;
-  return `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  const location = response.headers.get('location');
+  if (response.status >= 300 && response.status < 400 && location)
+    return `${status} to ${location.slice(0, 200)}: the API never redirects; is ${baseUrl} the API?`;
+  return status;
 }
 
 /** An item of a 422's `detail` as the API writes it: anything else in a list is a proxy's, or a hostile API's. */

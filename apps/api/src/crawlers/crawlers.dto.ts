@@ -27,10 +27,14 @@ import {
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MESSAGE = 'day must be a UTC date, YYYY-MM-DD';
-/** Names are shown in tables and CSV: letters and digits of any script first ("Cốc Cốc"), then also spaces and . _ - / ( ) + : ! & ' ("Yahoo! Slurp"). */
-const NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._\-/()+:!&']*$/u;
+/**
+ * Names are shown in tables and CSV: letters and digits of any script first ("Cốc Cốc"), then also
+ * spaces and . _ - / ( ) + : ! & ' ("Yahoo! Slurp"). No letter that shows as nothing (Hangul
+ * fillers are letters, and default-ignorable): "GPTBot" and two of them read as GPTBot.
+ */
+const NAME = /^(?!.*\p{Default_Ignorable_Code_Point})[\p{L}\p{N}][\p{L}\p{N} ._\-/()+:!&']*$/u;
 const NAME_MESSAGE =
-  "must start with a letter or digit and hold only letters, digits, spaces and . _ - / ( ) + : ! & '";
+  "must start with a letter or digit and hold only visible letters, digits, spaces and . _ - / ( ) + : ! & '";
 
 export class CrawlerCountDto implements CrawlerCount {
   @ApiProperty({ description: 'UTC day, YYYY-MM-DD: today or one of the two days before.', example: '2026-11-23' })

@@ -235,6 +235,11 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
       { crawlers: [count('GPTBot', 'charged', 1.5)] },
       { crawlers: [count('=HYPERLINK("x")', 'charged', 1)] },
       { crawlers: [count('GPT\u0000Bot', 'charged', 1)] },
+      // Letters no one sees (Hangul fillers, default-ignorable): "GPTBot" in a spreadsheet, or a blank.
+      { crawlers: [count('GPTBot\u3164\u3164', 'charged', 1)] },
+      { crawlers: [count('\u115F', 'charged', 1)] },
+      { crawlers: [count('SomeBot', 'charged', 1, { category: '\uFFA0ai-search' })] },
+      { crawlers: [count('SomeBot', 'charged', 1, { operator: 'Open\u1160AI' })] },
       { crawlers: [count('x'.repeat(65), 'charged', 1)] },
       { crawlers: [count('GPTBot', 'paid', 1, { revenue_micros: '-5' })] },
       { crawlers: [count('GPTBot', 'paid', 1, { revenue_micros: 5 })] },

@@ -98,7 +98,7 @@ function CrawlerTable({ rows, policy }: { rows: CrawlerRow[]; policy: BotPolicyS
                 <tr data-crawler={row.crawler}>
                   <th scope="row">{terminalSafe(row.crawler)}</th>
                   <td>{row.operator === null ? '–' : terminalSafe(row.operator)}</td>
-                  <td>{row.category}</td>
+                  <td>{terminalSafe(row.category)}</td>
                   <td data-column="action">
                     <BotActionButtons row={row} policy={policy} />
                   </td>

@@ -58,7 +58,8 @@ export function parseCommandLine(command: Command, argv: string[]): { values: Va
   if (!values.help && !fits) {
     const expected = positionalsUsage(command) || 'no arguments';
     throw new UsageError(
-      `Expected ${expected}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => JSON.stringify(p)).join(' ')}`,
+      // Counted, not quoted: an argument in the wrong place may be a password.
+      `Expected ${expected}, got ${positionals.length === 0 ? 'none' : positionals.length}`,
       command.name,
     );
   }

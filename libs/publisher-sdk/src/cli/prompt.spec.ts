@@ -31,4 +31,16 @@ describe('promptHidden', () => {
     await expect(answer).rejects.toThrow('Cancelled');
     expect(modes).toEqual([true, false]);
   });
+
+  it('an input that ends unanswered cancels, and restores the terminal', async () => {
+    const { stream, modes } = fakeTty();
+    const answer = promptHidden('Password: ', stream, () => undefined);
+    stream.end('abc');
+    const settled = await Promise.race([answer.catch((error: Error) => error), delay(2_000, 'unsettled')]);
+    expect(settled).toMatchObject({ message: 'Cancelled: the input ended' });
+    expect(modes).toEqual([true, false]);
+    expect(stream.listenerCount('data') + stream.listenerCount('end')).toBe(0);
+  });
 });
+
+const delay = (ms: number, value: string) => new Promise((resolve) => setTimeout(resolve, ms, value));

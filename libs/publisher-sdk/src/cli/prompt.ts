@@ -13,6 +13,7 @@ export function promptHidden(
     let typed: string[] = [];
     const finish = () => {
       input.off('data', onData);
+      input.off('end', onEnd);
       input.setRawMode(false);
       input.pause();
       write('\n');
@@ -33,9 +34,15 @@ export function promptHidden(
         else typed.push(char);
       }
     };
+    // An input that ends without Enter or Ctrl-D (a closed pipe) would leave the promise, and the command, unsettled.
+    const onEnd = () => {
+      finish();
+      reject(new CliError('Cancelled: the input ended'));
+    };
     write(question);
     input.setRawMode(true);
     input.resume();
     input.on('data', onData);
+    input.once('end', onEnd);
   });
 }

@@ -21,12 +21,12 @@ export interface Session {
 export async function openSession(values: Values, io: CliIo): Promise<Session> {
   const path = configPath(io.env);
   const envUrl = io.env.CRAWLGATE_API_URL || undefined;
-  const givenUrl = stringValue(values, 'api') ?? envUrl;
-  // The environment's key belongs to the environment's API, when it names one: never sent to another server named by --api.
-  const envKey =
-    envUrl === undefined || givenUrl === envUrl || sameApi(givenUrl!, envUrl)
-      ? io.env.CRAWLGATE_API_KEY || undefined
-      : undefined;
+  const flagUrl = stringValue(values, 'api');
+  const givenUrl = flagUrl ?? envUrl;
+  // The environment's key goes to the API the environment names (never another named by --api), or
+  // else to the one --api names: never to the URL a config file saved for a key of its own.
+  const anyEnvKey = io.env.CRAWLGATE_API_KEY || undefined;
+  const envKey = (envUrl === undefined ? flagUrl !== undefined : sameApi(givenUrl!, envUrl)) ? anyEnvKey : undefined;
   // Read only when needed: a session given wholly by the environment does not depend on a config file.
   const config = givenUrl !== undefined && envKey !== undefined ? {} : await readConfig(path);
   const apiUrl = givenUrl ?? config.apiUrl;
@@ -34,7 +34,10 @@ export async function openSession(values: Values, io: CliIo): Promise<Session> {
   // The saved key belongs to the saved API: never send it to another server named by --api.
   const savedKey = config.apiKey && config.apiUrl && sameApi(apiUrl, config.apiUrl) ? config.apiKey : undefined;
   const apiKey = envKey ?? savedKey;
-  if (apiKey === undefined) throw new CliError(`Not logged in to ${apiUrl}: ${LOGIN_HINT}`);
+  if (apiKey === undefined)
+    throw new CliError(
+      `Not logged in to ${apiUrl}: ${LOGIN_HINT}${anyEnvKey === undefined ? '' : '. CRAWLGATE_API_KEY is sent only to the API CRAWLGATE_API_URL or --api names'}`,
+    );
   return {
     client: newClient(apiUrl, io, apiKey),
     apiUrl: apiUrl.replace(/\/+$/, ''),

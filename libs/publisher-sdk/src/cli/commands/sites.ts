@@ -146,9 +146,15 @@ async function confirmDeletion(io: CliIo, domain: string): Promise<void> {
       'sites delete',
     );
   const prompt = createInterface({ input: io.stdin, terminal: false });
+  // An input that ends unanswered (Ctrl-D) settles no question: the process would exit 0, deleting nothing.
+  let answered = false;
+  const ended = new Promise<never>((_, reject) =>
+    prompt.once('close', () => answered || reject(new CliError('Not deleted: no answer'))),
+  );
   try {
     io.stderr(`Delete ${domain}? Its middleware stops working at once. Type the domain to confirm: `);
-    const answer = await prompt.question('');
+    const answer = await Promise.race([prompt.question(''), ended]);
+    answered = true;
     if (answer.trim().toLowerCase() !== domain) throw new CliError('Not deleted: the domain typed did not match');
   } finally {
     prompt.close();

@@ -130,6 +130,22 @@ describe('createKeyDirectory', () => {
     expect((await keys.key(agent.origin, keyid)).kind).toBe('unavailable');
   });
 
+  it('keeps no key past the staleness bound while every fetch slot is held: a revoked key stays revoked', async () => {
+    // The bound was applied only when a refresh failed; with the slots held by slow directories of
+    // made-up origins, no refresh ran, and a key removed days ago kept verifying.
+    const agent = await served();
+    const slow = await served('slow');
+    const now = clock();
+    const keys = loopback({ now, ttlMs: 60_000, maxStaleMs: 120_000, maxConcurrentFetches: 1, timeoutMs: 1000 });
+    const keyid = jwkThumbprint(agent.key);
+    expect((await keys.key(agent.origin, keyid)).kind).toBe('found');
+    now.advance(61_000 + 120_000 + 1);
+    const holding = keys.key(slow.origin, jwkThumbprint(slow.key));
+    expect(await keys.key(agent.origin, keyid)).toEqual({ kind: 'unavailable', reason: expect.any(String) });
+    expect(agent.fetches).toBe(1);
+    await holding;
+  });
+
   it('honours Cache-Control max-age within its bounds', async () => {
     // The loopback server sends none: the default TTL applies (one fetch within it).
     const agent = await served();

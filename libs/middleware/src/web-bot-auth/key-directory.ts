@@ -201,6 +201,8 @@ export function createKeyDirectory(options: KeyDirectoryOptions = {}): KeyDirect
         at >= entry.freshUntil ||
         (entry.keys !== undefined && !entry.keys.has(keyid) && at - entry.loadedAt >= minRefetchMs);
       if (due && (at >= entry.retryAt || entry.inflight)) await refresh(origin, entry);
+      // Whether or not a refresh could run (every fetch slot may be held): no key past the staleness bound.
+      if (entry.keys && now() - entry.freshUntil > maxStaleMs) entry.keys = undefined;
       if (!entry.keys)
         return {
           kind: 'unavailable',

@@ -18,6 +18,13 @@ export const MAX_CRAWLER_PATHS_PER_REPORT = 1_000;
  */
 export const MAX_UNLISTED_CRAWLERS_PER_SITE_DAY = 20;
 export const OTHER_CRAWLERS = 'other crawlers';
+/**
+ * Names outside the catalogue a crawlers view shows over its range, the busiest; the others' requests
+ * are shown as OTHER_CRAWLERS. Twenty made-up names a day kept a year made a view of 7,500 crawlers.
+ */
+export const MAX_UNLISTED_CRAWLERS_IN_VIEW = 50;
+/** The crawlers a view lists top paths for: its busiest, in its order (the others' lists are empty). */
+export const MAX_CRAWLERS_WITH_TOP_PATHS = 50;
 /** What the middleware names people, and an agent it cannot name that shows a payment or a token. */
 export const PERSON = 'person';
 export const UNLISTED_AGENT = 'unlisted agent';

@@ -185,6 +185,24 @@ describe('createCrawlerCounter', () => {
     });
   });
 
+  it('keeps a verified crawler to its share of that room: one anyone can send (APIs-Google) cannot fill it', () => {
+    // Google's user-triggered fetchers come from Google's addresses (verified) for whoever asks them:
+    // 28 long paths sent through Sheets filled the verified half, and Googlebot's and GPTBot's were dropped.
+    const counts = counter();
+    const wide = (i: number) => `/${i}/`.padEnd(MAX_TOP_PATH_LENGTH, '一');
+    for (let i = 0; i < 60; i++) counts.count(sighting({ crawler: 'APIs-Google', verified: true, path: wide(i) }));
+    for (const crawler of ['Googlebot', 'GPTBot'])
+      for (let i = 0; i < 3; i++) counts.count(sighting({ crawler, verified: true, path: `/articles/${i}` }));
+    const report = counts.drain();
+    expect(report.paths.filter((p) => p.path.startsWith('/articles/')).map(({ crawler }) => crawler)).toEqual([
+      ...Array(3).fill('Googlebot'),
+      ...Array(3).fill('GPTBot'),
+    ]);
+    const fetcherBytes = Buffer.byteLength(JSON.stringify(report.paths.filter((p) => p.crawler === 'APIs-Google')));
+    expect(fetcherBytes).toBeLessThanOrEqual(MAX_CRAWLER_PATH_BYTES_PER_REPORT / 2 / 8 + 1_000);
+    expect(report.paths.filter((p) => p.crawler === 'APIs-Google').length).toBeGreaterThan(0);
+  });
+
   it('stays within what one report may carry, however many crawlers and paths it sees', () => {
     const counts = counter();
     for (let i = 0; i < MAX_CRAWLER_COUNTS_PER_REPORT + 50; i++)

@@ -57,6 +57,12 @@ export interface CrawlerCounter {
 
 /** Paths tracked per crawler and day: twice what the API keeps, so the top ones are rarely missed. */
 const PATHS_TRACKED_PER_CRAWLER = 2 * MAX_TOP_PATHS_PER_CRAWLER;
+/**
+ * The bytes one verified crawler's paths may take of a report's verified half: an eighth, so at
+ * least eight verified crawlers find room. Some are verified by their operator's addresses yet go
+ * wherever anyone asks (Google's APIs-Google through Sheets): 28 long paths filled the half alone.
+ */
+const VERIFIED_PATH_BYTES_PER_CRAWLER = MAX_CRAWLER_PATH_BYTES_PER_REPORT / 2 / 8;
 /** The API's path rule (a "/" then no white space). */
 const REPORTABLE_PATH = /^\/\S*$/;
 /** Room for an entry's numbers to grow after it is weighed: requests and revenue up to 16 more digits each. */
@@ -100,7 +106,7 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
   // paths unnamed, under a catalogued crawler's User-Agent or signed with a key of its own, and must
   // not crowd out the verified ones.
   let pathRoom = { verified: emptyRoom(), unverified: emptyRoom() };
-  let pathsPerCrawler = new Map<string, number>();
+  let pathsPerCrawler = new Map<string, { paths: number; bytes: number }>();
   // The last sighting's entry: runs of one kind (people, mostly) skip building and hashing a key.
   let last: { day: string; sighting: CrawlerSighting; entry: Entry } | undefined;
 
@@ -150,17 +156,19 @@ export function createCrawlerCounter(now: () => number = Date.now): CrawlerCount
         return;
       }
       const crawlerKey = `${day}\n${crawler}\n${sighting.verified}`;
-      const tracked = pathsPerCrawler.get(crawlerKey) ?? 0;
+      const tracked = pathsPerCrawler.get(crawlerKey) ?? { paths: 0, bytes: 0 };
       // A signature whose signer no catalogue names proves only that someone holds a key (anyone can
       // publish a directory): such a crawler's paths share the others' half.
-      const room = sighting.verified && !isUnnamedCrawler(crawler) ? pathRoom.verified : pathRoom.unverified;
-      if (tracked >= PATHS_TRACKED_PER_CRAWLER || room.paths >= MAX_CRAWLER_PATHS_PER_REPORT / 2) return;
+      const inVerifiedRoom = sighting.verified && !isUnnamedCrawler(crawler);
+      const room = inVerifiedRoom ? pathRoom.verified : pathRoom.unverified;
+      if (tracked.paths >= PATHS_TRACKED_PER_CRAWLER || room.paths >= MAX_CRAWLER_PATHS_PER_REPORT / 2) return;
       const counted = { day, crawler, path, verified: sighting.verified, requests: 1 };
       const bytes = reportBytes(counted);
       if (room.bytes + bytes > MAX_CRAWLER_PATH_BYTES_PER_REPORT / 2) return;
+      if (inVerifiedRoom && tracked.bytes + bytes > VERIFIED_PATH_BYTES_PER_CRAWLER) return;
       room.bytes += bytes;
       room.paths++;
-      pathsPerCrawler.set(crawlerKey, tracked + 1);
+      pathsPerCrawler.set(crawlerKey, { paths: tracked.paths + 1, bytes: tracked.bytes + bytes });
       paths.set(pathKey, counted);
     },
     drain() {

@@ -203,23 +203,25 @@ export async function crawlerDays(
 }
 
 /**
- * Each crawler's top paths over the range, at most MAX_TOP_PATHS_PER_CRAWLER each: those it was
- * verified on first, then the others, each by requests.
+ * The top paths over the range of each of `crawlers`, at most MAX_TOP_PATHS_PER_CRAWLER each: those
+ * it was verified on first, then the others, each by requests.
  */
 export async function crawlerTopPaths(
   sql: SqlSession,
   siteId: string,
   from: string,
   to: string,
+  crawlers: readonly string[],
 ): Promise<{ crawler: string; path: string; verified: boolean; requests: bigint }[]> {
   const rows = await sql.query<{ crawler: string; path: string; verified: boolean; requests: string }>(
     `SELECT crawler, path, verified, requests::text FROM (
        SELECT crawler, path, verified, SUM(requests) AS requests,
               ROW_NUMBER() OVER (PARTITION BY crawler ORDER BY verified DESC, SUM(requests) DESC, path) AS rank
-         FROM crawler_daily_paths WHERE site_id = $1::uuid AND day BETWEEN $2::date AND $3::date
+         FROM crawler_daily_paths
+        WHERE site_id = $1::uuid AND day BETWEEN $2::date AND $3::date AND crawler = ANY($5::text[])
         GROUP BY crawler, verified, path) ranked
       WHERE rank <= $4 ORDER BY crawler, rank`,
-    [siteId, from, to, MAX_TOP_PATHS_PER_CRAWLER],
+    [siteId, from, to, MAX_TOP_PATHS_PER_CRAWLER, crawlers],
   );
   return rows.map((row) => ({ ...row, requests: BigInt(row.requests) }));
 }

@@ -62,7 +62,7 @@ export class CrawlersController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string> {
     const site = await this.sites.owned(publisher, siteId);
-    const csv = crawlersCsv(await this.crawlers.view(site.id, parseDateRange({ from, to })));
+    const csv = crawlersCsv(await this.crawlers.view(site.id, parseDateRange({ from, to }), { withPaths: false }));
     // Set only once the answer is CSV: an error stays JSON with its detail.
     void reply.headers({
       'content-type': 'text/csv; charset=utf-8',

@@ -19,12 +19,12 @@ import {
   IsString,
   Matches,
   Max,
-  MaxLength,
   Min,
   MinLength,
   ValidateIf,
 } from 'class-validator';
 
+import { MaxCodeUnits } from '../http/validators';
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MESSAGE = 'day must be a UTC date, YYYY-MM-DD';
 /**
@@ -51,7 +51,7 @@ export class CrawlerCountDto implements CrawlerCount {
   @IsDefined()
   @IsString()
   @MinLength(1)
-  @MaxLength(MAX_CRAWLER_NAME_LENGTH)
+  @MaxCodeUnits(MAX_CRAWLER_NAME_LENGTH)
   @Matches(NAME, { message: `crawler ${NAME_MESSAGE}` })
   crawler!: string;
 
@@ -59,7 +59,7 @@ export class CrawlerCountDto implements CrawlerCount {
   @IsDefined()
   @IsString()
   @MinLength(1)
-  @MaxLength(MAX_CRAWLER_NAME_LENGTH)
+  @MaxCodeUnits(MAX_CRAWLER_NAME_LENGTH)
   @Matches(NAME, { message: `category ${NAME_MESSAGE}` })
   category!: string;
 
@@ -68,7 +68,7 @@ export class CrawlerCountDto implements CrawlerCount {
   @IsDefined()
   @IsString()
   @MinLength(1)
-  @MaxLength(MAX_CRAWLER_NAME_LENGTH)
+  @MaxCodeUnits(MAX_CRAWLER_NAME_LENGTH)
   @Matches(NAME, { message: `operator ${NAME_MESSAGE}` })
   operator!: string | null;
 
@@ -112,7 +112,7 @@ export class CrawlerPathCountDto implements CrawlerPathCount {
   @IsDefined()
   @IsString()
   @MinLength(1)
-  @MaxLength(MAX_CRAWLER_NAME_LENGTH)
+  @MaxCodeUnits(MAX_CRAWLER_NAME_LENGTH)
   @Matches(NAME, { message: `crawler ${NAME_MESSAGE}` })
   crawler!: string;
 
@@ -123,7 +123,7 @@ export class CrawlerPathCountDto implements CrawlerPathCount {
   })
   @IsDefined()
   @IsString()
-  @MaxLength(MAX_TOP_PATH_LENGTH)
+  @MaxCodeUnits(MAX_TOP_PATH_LENGTH)
   @Matches(/^\/\S*$/, { message: 'path must start with "/" and hold no spaces' })
   path!: string;
 

@@ -1,6 +1,9 @@
 import {
   CRAWLER_ACTIONS,
   formatMicrosUsd,
+  MAX_CRAWLERS_WITH_TOP_PATHS,
+  MAX_UNLISTED_CRAWLERS_IN_VIEW,
+  OTHER_CRAWLERS,
   type CrawlerAction,
   type CrawlerDayView,
   type CrawlerView,
@@ -28,51 +31,84 @@ function backedRevenue(reported: bigint, reportedTotal: bigint, confirmed: bigin
 const zeroActions = (): Record<CrawlerAction, number> =>
   Object.fromEntries(CRAWLER_ACTIONS.map((action) => [action, 0])) as Record<CrawlerAction, number>;
 
+const busiestFirst = (a: CrawlerView, b: CrawlerView): number =>
+  b.requests - a.requests || a.crawler.localeCompare(b.crawler);
+
+/** A crawler's row while its counts are summed: its verified requests and revenue, before they are shown. */
+type TallyView = CrawlerView & { verified: number; revenue: bigint };
+
+/** `name`'s row in `crawlers`, added empty when it has none yet. */
+function tallyOf(crawlers: Map<string, TallyView>, name: string, reportedCategory: string): TallyView {
+  let view = crawlers.get(name);
+  if (!view) {
+    // The catalogue's category and operator (an older middleware may report another category:
+    // Google-InspectionTool was a search engine before 2026-11-29); a name outside it has no operator.
+    const known = knownCrawler(name);
+    view = {
+      crawler: name,
+      category: known?.category ?? reportedCategory,
+      operator: known?.operator ?? null,
+      requests: 0,
+      ...zeroActions(),
+      revenue_usd: '0',
+      verified_share: '0',
+      top_paths: [],
+      verified: 0,
+      revenue: 0n,
+    };
+    crawlers.set(name, view);
+  }
+  return view;
+}
+
+/**
+ * Names outside the catalogue beyond the MAX_UNLISTED_CRAWLERS_IN_VIEW busiest, summed into
+ * OTHER_CRAWLERS (never verified: vouchedName). Each day keeps at most
+ * MAX_UNLISTED_CRAWLERS_PER_SITE_DAY of them, but a range of a year may hold thousands.
+ */
+function foldQuietUnlisted(crawlers: Map<string, TallyView>): void {
+  const unlisted = [...crawlers.values()].filter((view) => knownCrawler(view.crawler) === undefined).sort(busiestFirst);
+  for (const quiet of unlisted.slice(MAX_UNLISTED_CRAWLERS_IN_VIEW)) {
+    crawlers.delete(quiet.crawler);
+    const other = tallyOf(crawlers, OTHER_CRAWLERS, OTHER_CRAWLERS);
+    other.requests += quiet.requests;
+    for (const action of CRAWLER_ACTIONS) other[action] += quiet[action];
+    other.revenue += quiet.revenue;
+  }
+}
+
 /** Who crawls a site: the middleware's reported counts, per crawler and per day, over a range. */
 @Injectable()
 export class CrawlersService {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  async view(siteId: string, range: DateRange): Promise<SiteCrawlersView> {
-    const [totals, days, paths, confirmed] = await Promise.all([
+  /** `withPaths: false` (the CSV) reads no top paths. */
+  async view(siteId: string, range: DateRange, { withPaths = true } = {}): Promise<SiteCrawlersView> {
+    const [totals, days, confirmed] = await Promise.all([
       crawlerTotals(this.db.sql, siteId, range.from, range.to),
       crawlerDays(this.db.sql, siteId, range.from, range.to),
-      crawlerTopPaths(this.db.sql, siteId, range.from, range.to),
       siteRevenue(this.db.prisma, siteId, range),
     ]);
-    const crawlers = new Map<string, CrawlerView & { verified: number; revenue: bigint }>();
+    const crawlers = new Map<string, TallyView>();
     for (const row of totals) {
-      let view = crawlers.get(row.crawler);
-      if (!view) {
-        // The catalogue's category and operator (an older middleware may report another category:
-        // Google-InspectionTool was a search engine before 2026-11-29); a name outside it has no operator.
-        const known = knownCrawler(row.crawler);
-        view = {
-          crawler: row.crawler,
-          category: known?.category ?? row.category,
-          operator: known?.operator ?? null,
-          requests: 0,
-          ...zeroActions(),
-          revenue_usd: '0',
-          verified_share: '0',
-          top_paths: [],
-          verified: 0,
-          revenue: 0n,
-        };
-        crawlers.set(row.crawler, view);
-      }
+      const view = tallyOf(crawlers, row.crawler, row.category);
       const requests = Number(row.requests);
       view.requests += requests;
       view[row.action] += requests;
       if (row.verified && vouchedName(row.crawler)) view.verified += requests;
       view.revenue += row.revenueMicros;
     }
-    for (const path of paths)
-      crawlers.get(path.crawler)?.top_paths.push({
-        path: path.path,
-        requests: Number(path.requests),
-        verified: path.verified && vouchedName(path.crawler),
-      });
+    foldQuietUnlisted(crawlers);
+    const listed = [...crawlers.values()].sort(busiestFirst);
+    if (withPaths) {
+      const busiest = listed.slice(0, MAX_CRAWLERS_WITH_TOP_PATHS).map((view) => view.crawler);
+      for (const path of await crawlerTopPaths(this.db.sql, siteId, range.from, range.to, busiest))
+        crawlers.get(path.crawler)?.top_paths.push({
+          path: path.path,
+          requests: Number(path.requests),
+          verified: path.verified && vouchedName(path.crawler),
+        });
+    }
     const reportedRevenue = [...crawlers.values()].reduce((sum, view) => sum + view.revenue, 0n);
 
     const byDay = new Map<string, CrawlerDayView>(range.days.map((day) => [day, { day, ...zeroActions() }]));
@@ -85,13 +121,11 @@ export class CrawlersService {
       site_id: siteId,
       from: range.from,
       to: range.to,
-      crawlers: [...crawlers.values()]
-        .sort((a, b) => b.requests - a.requests || a.crawler.localeCompare(b.crawler))
-        .map(({ verified, revenue, ...view }) => ({
-          ...view,
-          revenue_usd: formatMicrosUsd(backedRevenue(revenue, reportedRevenue, confirmed)),
-          verified_share: formatConversion(verified, view.requests),
-        })),
+      crawlers: listed.map(({ verified, revenue, ...view }) => ({
+        ...view,
+        revenue_usd: formatMicrosUsd(backedRevenue(revenue, reportedRevenue, confirmed)),
+        verified_share: formatConversion(verified, view.requests),
+      })),
       days: [...byDay.values()],
     };
   }

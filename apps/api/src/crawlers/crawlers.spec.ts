@@ -1,6 +1,8 @@
 import {
   BOT_CATALOGUE_ENTRIES,
   MAX_CRAWLER_COUNTS_PER_REPORT,
+  MAX_CRAWLERS_WITH_TOP_PATHS,
+  MAX_UNLISTED_CRAWLERS_IN_VIEW,
   MAX_UNLISTED_CRAWLERS_PER_SITE_DAY,
   MAX_TOP_PATH_LENGTH,
   MAX_TOP_PATHS_PER_CRAWLER,
@@ -328,6 +330,72 @@ describe('crawler analytics: reported with the gate counts, read per crawler', (
       [fresh.siteId],
     );
     expect(pathNames.length).toBeLessThanOrEqual(MAX_TOP_PATHS_PER_SITE_DAY);
+  });
+
+  it(`shows at most ${MAX_UNLISTED_CRAWLERS_IN_VIEW} names outside the catalogue over a range, and top paths for its ${MAX_CRAWLERS_WITH_TOP_PATHS} busiest crawlers`, async () => {
+    // Twenty made-up names a day, kept a year, made a view of 7,500 crawlers and 146,500 top paths
+    // (275 MB, 16 s of the API's thread, every publisher's requests waiting behind it).
+    const fresh = await createSite(app, owner);
+    const catalogue = BOT_CATALOGUE_ENTRIES.slice(0, 30).map((entry) => entry.name);
+    for (let offset = 0; offset < 3; offset++) {
+      // Each day's own made-up names; on the first, name i is asked 100 + i times.
+      const made = Array.from(
+        { length: MAX_UNLISTED_CRAWLERS_PER_SITE_DAY },
+        (_, i) => [`Made${offset}x${i}`, 100 - offset * 30 + i] as const,
+      );
+      const named = [...made, ...catalogue.map((name, i) => [name, 1 + i + offset] as const)];
+      const response = await report(
+        {
+          crawlers: named.map(([name, requests]) =>
+            count(name, 'charged', requests, { day: day(offset), category: 'automation', operator: null }),
+          ),
+          paths: named.map(([name, requests], i) => ({ day: day(offset), crawler: name, path: `/page${i}`, requests })),
+        },
+        fresh,
+      );
+      expect({ status: response.status, body: response.body }).toEqual({ status: 204, body: undefined });
+    }
+    const view = (await crawlers(fresh, `?from=${day(2)}&to=${day(0)}`)).body as SiteCrawlersView;
+    const unlisted = view.crawlers.filter((crawler) => crawler.crawler.startsWith('Made'));
+    expect(unlisted).toHaveLength(MAX_UNLISTED_CRAWLERS_IN_VIEW);
+    // The busiest are kept; the rest are summed as "other crawlers", nothing lost.
+    const folded = 3 * MAX_UNLISTED_CRAWLERS_PER_SITE_DAY - MAX_UNLISTED_CRAWLERS_IN_VIEW;
+    const allMade = [0, 1, 2].flatMap((offset) =>
+      Array.from({ length: MAX_UNLISTED_CRAWLERS_PER_SITE_DAY }, (_, i) => 100 - offset * 30 + i),
+    );
+    const quietest = [...allMade].sort((a, b) => a - b).slice(0, folded);
+    const other = view.crawlers.find((crawler) => crawler.crawler === 'other crawlers');
+    expect(other).toMatchObject({ requests: quietest.reduce((sum, n) => sum + n, 0), verified_share: '0.0000' });
+    expect(Math.min(...unlisted.map((crawler) => crawler.requests))).toBeGreaterThanOrEqual(Math.max(...quietest));
+    for (const name of catalogue) expect(view.crawlers.some((crawler) => crawler.crawler === name)).toBe(true);
+    const total = allMade.reduce((sum, n) => sum + n, 0) + catalogue.reduce((sum, _, i) => sum + 3 * (2 + i), 0);
+    expect(view.crawlers.reduce((sum, crawler) => sum + crawler.requests, 0)).toBe(total);
+    // Top paths for the busiest crawlers only, in the view's order.
+    const withPaths = view.crawlers.filter((crawler) => crawler.top_paths.length > 0);
+    expect(withPaths).toEqual(
+      view.crawlers.slice(0, MAX_CRAWLERS_WITH_TOP_PATHS).filter((crawler) => crawler.crawler !== 'other crawlers'),
+    );
+    expect(withPaths.length).toBeGreaterThan(0);
+    // The CSV has every crawler of the view.
+    const csv = await app.call('GET', `/v1/sites/${fresh.siteId}/crawlers.csv?from=${day(2)}&to=${day(0)}`, {
+      headers: owner.auth,
+    });
+    expect(String(csv.body).trimEnd().split('\r\n')).toHaveLength(1 + view.crawlers.length);
+  });
+
+  it('takes a top path of at most 256 UTF-16 code units, as the middleware counts them: a pair is two, a variation selector one', async () => {
+    // The validator's length counted a surrogate pair as one and dropped variation selectors: 1,786 bytes passed.
+    const fresh = await createSite(app, owner);
+    const pair = '\u{21000}\uFE0F'; // three code units, counted as one
+    const entry = (path: string) => ({ paths: [{ day: day(0), crawler: 'GPTBot', path, requests: 1 }] });
+    expect((await report(entry(`/${pair.repeat(85)}`), fresh)).status).toBe(204); // 256 units
+    expect((await report(entry(`/${pair.repeat(85)}a`), fresh)).status).toBe(422);
+    expect((await report(entry(`/${pair.repeat(255)}`), fresh)).status).toBe(422);
+    const [{ longest }] = await app.database.sql.query<{ longest: number }>(
+      `SELECT max(length(path))::int AS longest FROM crawler_daily_paths WHERE site_id = $1::uuid`,
+      [fresh.siteId],
+    );
+    expect(longest).toBeLessThanOrEqual(MAX_TOP_PATH_LENGTH);
   });
 
   it("spells a known crawler as the catalogue does, whatever case, width or spacing a report used, with the catalogue's operator and category", async () => {

@@ -139,7 +139,9 @@ describe('createSiwxGate', () => {
     for (const ip of ['10.0.0.7', '10.0.0.7', '203.0.113.9'])
       await behindProxy.siwx.reaccess({ 'sign-in-with-x': proof }, '/a', SECRETS, ip);
     expect(behindProxy.warnings.filter((warning) => /private or loopback address/.test(warning))).toEqual([
-      expect.stringMatching(/sign-ins from 10\.0\.0\.7, a private or loopback address.*trust proxy/),
+      expect.stringMatching(
+        /limited sign-ins from 10\.0\.0\.7, a private or loopback address: if a proxy.*trust proxy/,
+      ),
     ]);
   });
 

@@ -78,7 +78,7 @@ export function createSiwxGate(options: SiwxOptions): SiwxGate {
         if (error.status === 429 && ip !== undefined && isInternalAddress(ip) && !warnedOfProxy) {
           warnedOfProxy = true;
           options.warn(
-            `the API limits sign-ins from ${ip}, a private or loopback address: behind a proxy every visitor's sign-ins count as its address's, so junk sign-ins hold off every paying visitor's; let your framework trust the proxy by hop count or address (Express "trust proxy", Fastify trustProxy), or set crawlerIps.clientIp`,
+            `the API limited sign-ins from ${ip}, a private or loopback address: if a proxy stands in front of this server, every visitor's sign-ins count as its address's, and junk sign-ins hold off every paying visitor's; let your framework trust the proxy by hop count or address (Express "trust proxy", Fastify trustProxy), or set crawlerIps.clientIp`,
           );
         }
         return signInUncheckable();

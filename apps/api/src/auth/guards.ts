@@ -17,7 +17,7 @@ import { ApiError, unauthorized } from '../http/api-error';
 import { requestBaseUrl } from '../http/request-base-url';
 import { spendFromBucket } from '../rate-limit/bucket';
 import { WALLET_PROOF_CHAIN_CHECKS_PER_CLIENT, WALLET_PROOF_CHAIN_CHECKS_PER_WALLET } from '../rate-limit/limits';
-import { trackByIp } from '../rate-limit/trackers';
+import { clientNetwork } from '../rate-limit/trackers';
 import { authenticatePublisher, authenticateSite, headerText, walletOf, type CredentialKind } from './credentials';
 import type { AuthedRequest } from './request-context';
 
@@ -141,7 +141,7 @@ export class WalletProofGuard implements CanActivate {
     );
     await spendFromBucket(
       this.buckets,
-      `WalletProofChainChecks-${await trackByIp(request as never)}`,
+      `WalletProofChainChecks-network:${clientNetwork(request.ip)}`,
       perClient,
       why(perClient.limit, 'from this client'),
     );

@@ -22,17 +22,29 @@ import { isRevert } from './revert';
  * itself) after one code read, never a verification; the rest asks the chain (a contract wallet's
  * isValidSignature, or a wrapper for a wallet not deployed yet) through viem's verifyHash.
  */
+/** Whether `signature` is `address`'s own plain (ECDSA) signature of `message`: recovered here, no RPC call. */
+export async function signedLocally({
+  address,
+  message,
+  signature,
+}: {
+  address: Address;
+  message: string;
+  signature: Hex;
+}): Promise<boolean> {
+  if (size(signature) !== 65) return false;
+  const signer = await recoverMessageAddress({ message, signature }).catch(() => undefined);
+  return signer !== undefined && isAddressEqual(signer, address);
+}
+
 export async function signedMessageBy(
   chain: Pick<ChainContext, 'publicClient'>,
   { address, message, signature }: { address: Address; message: string; signature: Hex },
   beforeAskingChain?: () => Promise<void>,
 ): Promise<boolean | 'unchecked'> {
-  const plain = size(signature) === 65;
-  if (plain) {
-    const signer = await recoverMessageAddress({ message, signature }).catch(() => undefined);
-    if (signer && isAddressEqual(signer, address)) return true;
-  }
+  if (await signedLocally({ address, message, signature })) return true;
   await beforeAskingChain?.();
+  const plain = size(signature) === 65;
   if (plain) {
     const code = await codeOf(chain.publicClient, address);
     if (code === 'unknown') return 'unchecked';

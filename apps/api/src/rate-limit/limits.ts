@@ -26,33 +26,25 @@ export const LimitPerIp = limitPer('ip', trackByIp);
 export const LimitPerSiteToken = limitPer('credential', trackByCredential);
 export const LimitPerGate = limitPer('gate', trackByGate);
 /**
- * Sign-ins that ask the chain (a smart wallet's signature, or one that does not hold), per site and
- * wallet the proof names. Each visitor's bucket (LimitPerSignInVisitor) is named by the middleware,
- * so without these a site token's holder, or strangers through the site's middleware, could make
- * chain calls without end. The check comes before the payment is looked up, whether the wallet paid
- * or not: a stranger's proof is answered alike for a payer and anyone else (what a wallet bought is
- * not public). Junk aimed at one wallet holds off that wallet's smart-wallet sign-ins only. For an
- * address with no code (an EOA) a stranger's proof costs a code read, never a verification, and its
- * own signature is recovered locally, never counted (chain/signed-message.ts).
+ * Sign-ins whose signature only the chain can judge (a smart wallet's, or one that does not hold),
+ * per site, wallet the proof names and path. Counted before the payment is looked up, whether the
+ * wallet paid for the path or not, so a stranger's proofs under a payer's public address are answered
+ * as under anyone else's (what a wallet bought is not public); only a payer's go on to the chain, so
+ * chain calls are bounded by real payments. Per path: a smart-wallet crawler signs in on every 402 it
+ * meets, and junk aimed at one payer holds off its sign-ins for that page only. An address's own
+ * plain signature is recovered locally and never counted (chain/signed-message.ts).
  */
-export const SIGN_IN_CHAIN_CHECKS_PER_WALLET = { limit: 10, ttl: MINUTE };
+export const SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH = { limit: 10, ttl: MINUTE };
 /**
- * The same checks per site, across the wallets proofs name (each a fresh key's pick), and per
- * publisher across its sites (which cost nothing to add). Past them, until the minute is over, only
- * sign-ins whose signature is recovered locally (an EOA's own) are answered on that site: a flood of
- * junk holds off smart wallets' sign-ins there (503 from the middleware, nothing charged), never an
- * EOA's, and never the node.
- */
-export const SIGN_IN_CHAIN_CHECKS_PER_SITE = { limit: 100, ttl: MINUTE };
-export const SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER = { limit: 250, ttl: MINUTE };
-/**
- * Payment-history proofs (X-Wallet-Proof) that ask the chain, per address, and per client IP across
- * the addresses it names: each address is the caller's pick, and a stranger's proof for one with
- * code, or a wrapper (ERC-6492) whose factory the stranger picks, is an eth_call. A wallet's own
+ * Payment-history proofs (X-Wallet-Proof) that ask the chain, per address (an agent signs one for
+ * each page of its history), and per client network across the addresses it names (an IPv4 /24, an
+ * IPv6 /48: whoever holds a /48 holds 65,536 /64s): each address is the caller's pick, and a
+ * stranger's proof for one with code, or a wrapper (ERC-6492) whose factory the stranger picks, is
+ * an eth_call. A wallet's own
  * plain signature is recovered locally and never counted; junk aimed at one address holds off that
  * smart wallet's history for the minute, and a client's junk its own proofs.
  */
-export const WALLET_PROOF_CHAIN_CHECKS_PER_WALLET = { limit: 10, ttl: MINUTE };
+export const WALLET_PROOF_CHAIN_CHECKS_PER_WALLET = { limit: 30, ttl: MINUTE };
 export const WALLET_PROOF_CHAIN_CHECKS_PER_CLIENT = { limit: 60, ttl: MINUTE };
 /**
  * EIP-3009 authorizations for a site's gates that the token's simulation refused (junk: one eth_call

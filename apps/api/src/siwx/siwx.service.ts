@@ -12,16 +12,12 @@ import {
 import { getAddress } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import type { ChainContext } from '../chain/chain-context';
-import { signedMessageBy } from '../chain/signed-message';
+import { signedLocally, signedMessageBy } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
 import type { Site } from '../generated/prisma/client';
 import { ApiError } from '../http/api-error';
 import { spendFromBucket } from '../rate-limit/bucket';
-import {
-  SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER,
-  SIGN_IN_CHAIN_CHECKS_PER_SITE,
-  SIGN_IN_CHAIN_CHECKS_PER_WALLET,
-} from '../rate-limit/limits';
+import { SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH } from '../rate-limit/limits';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { expectedSiweMessage } from './siwx-message';
 import { SiwxStore } from './siwx.store';
@@ -37,8 +33,8 @@ const NONCE_REFUSALS: Record<Exclude<SiwxNonceCheck, { valid: true }>['reason'],
  * Re-access with x402's sign-in-with-x: a wallet proves it is the payer of a path on this site and
  * gets that payment's token again, unchanged, so access never outlasts what was paid. Checks, cheap
  * first: a nonce this site issued for this path and not expired, the proof's domain, URI and chain,
- * the signature over the message rebuilt from what we expect, then a confirmed payment by that
- * wallet for that path whose token lives, and last the nonce spent once (a replay is refused).
+ * a confirmed payment by that wallet for that path whose token lives, then the signature over the
+ * message rebuilt from what we expect, and last the nonce spent once (a replay is refused).
  */
 @Injectable()
 export class SiwxService {
@@ -81,14 +77,21 @@ export class SiwxService {
     ) {
       throw new ApiError(401, 'The proof is for another domain, URI or chain than this site, path and network');
     }
-    // The signature before the payment: what a wallet bought is its own. Looked up first, a stranger's
-    // proof under a payer's public address went on to the chain's check (and its budget's 429) where
-    // anyone else's stopped at "no payment": probes told which paths the address had bought.
     const address = getAddress(proof.address);
-    const signed = await this.signedBy(terms, address, proof.signature, site);
-    if (signed === 'unchecked')
-      throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
-    if (!signed) throw new ApiError(401, 'The signature does not prove this address signed the challenge');
+    let message: string;
+    try {
+      message = expectedSiweMessage(terms, this.chain.chainId, address);
+    } catch {
+      // A path or domain EIP-4361 cannot carry: no proof can be for it.
+      throw new ApiError(401, 'The signature does not prove this address signed the challenge');
+    }
+    const signed = { address, message, signature: proof.signature };
+    // An address's own plain signature is recovered here. Any other proof is counted before the payment
+    // is looked up, alike whether the wallet paid or not: a stranger's proofs under a payer's public
+    // address get the answers (and the 429) they get under anyone else's, so what it bought stays its
+    // own. Only a payer's go on to the chain (bounded by real payments); one that never paid costs a read.
+    const own = await signedLocally(signed);
+    if (!own) await this.countSignInAskingChain(site.id, address, path);
     const payment = await this.store.livePayment(site.id, address.toLowerCase(), path, now);
     if (!payment || !payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
       throw new ApiError(
@@ -96,6 +99,10 @@ export class SiwxService {
         'This wallet has no payment for this path on this site whose access token is still valid',
       );
     }
+    const proven = own || (await signedMessageBy(this.chain, signed));
+    if (proven === 'unchecked')
+      throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
+    if (!proven) throw new ApiError(401, 'The signature does not prove this address signed the challenge');
     if (!(await this.store.spendNonce(proof.nonce, site.id, new Date(nonce.exp * 1000)))) {
       throw new ApiError(409, 'This proof was already used: answer a fresh 402');
     }
@@ -113,44 +120,17 @@ export class SiwxService {
     };
   }
 
-  /** EOA (ECDSA) and smart wallets (ERC-1271, ERC-6492) alike, through the chain's verifyMessage. */
-  private async signedBy(
-    terms: SiwxChallengeTerms,
-    address: `0x${string}`,
-    signature: `0x${string}`,
-    site: Site,
-  ): Promise<boolean | 'unchecked'> {
-    let message: string;
-    try {
-      message = expectedSiweMessage(terms, this.chain.chainId, address);
-    } catch {
-      return false; // a path or domain EIP-4361 cannot carry: no proof can be for it
-    }
-    return signedMessageBy(this.chain, { address, message, signature }, () => this.countChainCheck(site, address));
-  }
-
   /**
-   * One more sign-in asked of the chain for this wallet on this site, for the site and for its
-   * publisher (SIGN_IN_CHAIN_CHECKS_PER_*); 429 once one of them is spent.
+   * One more sign-in for this wallet and path on this site whose signature only the chain can judge
+   * (a smart wallet's, or one that does not hold): SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH; 429 once spent.
    */
-  private async countChainCheck(site: Site, address: string): Promise<void> {
-    const why = (limit: number, of: string) =>
-      `More than ${limit} sign-ins a minute ${of} needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`;
-    const perWallet = SIGN_IN_CHAIN_CHECKS_PER_WALLET;
-    const perSite = SIGN_IN_CHAIN_CHECKS_PER_SITE;
-    const perPublisher = SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER;
-    await spendFromBucket(
+  private countSignInAskingChain(siteId: string, address: string, path: string): Promise<void> {
+    const { limit } = SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH;
+    return spendFromBucket(
       this.buckets,
-      `SiwxChainChecks-site:${site.id}/wallet:${address.toLowerCase()}`,
-      perWallet,
-      why(perWallet.limit, 'for this wallet on this site'),
-    );
-    await spendFromBucket(this.buckets, `SiwxChainChecks-site:${site.id}`, perSite, why(perSite.limit, 'on this site'));
-    await spendFromBucket(
-      this.buckets,
-      `SiwxChainChecks-publisher:${site.publisherId}`,
-      perPublisher,
-      why(perPublisher.limit, "on this site's publisher's sites"),
+      `SiwxChainChecks-site:${siteId}/wallet:${address.toLowerCase()}/path:${path}`,
+      SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH,
+      `More than ${limit} sign-ins a minute for this wallet and path on this site needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`,
     );
   }
 }

@@ -246,10 +246,15 @@ describe('the CLI against an API that is not ours', () => {
     const recording = await hostileApi((response) => void response.writeHead(200).end('{"items":[]}'));
     try {
       await mkdir(join(home, 'crawlgate'), { recursive: true, mode: 0o700 });
-      // Saved by an earlier login elsewhere, without a key of its own.
-      await writeFile(join(home, 'crawlgate', 'config.json'), JSON.stringify({ apiUrl: api.url }), { mode: 0o600 });
-      const refused = await run(['sites', 'list']);
-      expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/CRAWLGATE_API_KEY is sent only/) });
+      // Saved by an earlier login elsewhere, without a key of its own, then with one: neither is used.
+      for (const saved of [{ apiUrl: api.url }, { apiUrl: api.url, apiKey: `xk_pub_${'s'.repeat(43)}` }]) {
+        await writeFile(join(home, 'crawlgate', 'config.json'), JSON.stringify(saved), { mode: 0o600 });
+        const refused = await run(['sites', 'list']);
+        expect(refused).toMatchObject({
+          code: 1,
+          stderr: expect.stringMatching(/CRAWLGATE_API_KEY is set, but no API/),
+        });
+      }
       expect(api.seen).toEqual([]);
       expect((await run(['sites', 'list', '--api', recording.url])).code).toBe(0);
       expect((await run(['sites', 'list'], { CRAWLGATE_API_URL: recording.url })).code).toBe(0);
@@ -333,7 +338,7 @@ describe('the config file on a shared machine', () => {
     const listed = await run(['sites', 'list'], { CRAWLGATE_API_KEY: '' });
     expect(listed).toMatchObject({ code: 1, stderr: expect.stringMatching(/not a file of yours/) });
     const fromEnv = await withKeyIssuingApi(() => ['sites', 'list'], {});
-    expect(fromEnv.code).toBe(1); // the env names no API: the config is read, and refused
+    expect(fromEnv.code).toBe(1); // the environment's key names no API: refused, not sent to the config's
     const whole = await withKeyIssuingApi((apiUrl) => ['sites', 'list', '--api', apiUrl]);
     expect(whole).toMatchObject({ code: 0, seen: ['GET /v1/sites'] });
   });
@@ -342,7 +347,7 @@ describe('the config file on a shared machine', () => {
     expect((await withKeyIssuingApi(login)).code).toBe(0);
     const path = join(home, 'crawlgate', 'config.json');
     await chmod(path, 0o644); // copied in by hand, say
-    await run(['sites', 'list'], {}); // its API is gone: what matters is the file it read
+    await run(['sites', 'list'], { CRAWLGATE_API_KEY: '' }); // its API is gone: what matters is the file it read
     expect((await lstat(path)).mode & 0o777).toBe(0o600);
   });
 

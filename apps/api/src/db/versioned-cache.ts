@@ -17,8 +17,8 @@ export class VersionedCache<T> {
    * Beyond `maxEntries`, or once the values weigh more than `weighing.maxWeight`, the least recently
    * read keys go first; the key just read stays, even alone above the bound, and so does a load on
    * its way while a loaded value can go (it weighs nothing yet, and its waiters share it). Above the
-   * weight, the keys go of the owner whose values weigh most (`get`'s `owner`): one owner's heavy keys
-   * read in turn drop its own, not everyone else's.
+   * weight, the keys of owners (`get`'s `owner`) above their fair share go first: one owner's heavy
+   * keys read in turn drop its own, not everyone else's.
    */
   constructor(
     private readonly maxEntries: number,
@@ -67,24 +67,22 @@ export class VersionedCache<T> {
     const weight = this.weighing.weigh(value);
     this.addWeight(entry, weight - entry.weight);
     entry.weight = weight;
-    while (this.weighed > this.weighing.maxWeight && this.dropHeaviestOwners(key));
+    if (this.weighed > this.weighing.maxWeight) this.dropAboveFairShare(key, this.weighing.maxWeight);
+    while (this.weighed > this.weighing.maxWeight && this.dropOldest(key, true));
   }
 
-  /** Drops the least recently read loaded key, but `keep`, of the owner whose values weigh most; whether one went. */
-  private dropHeaviestOwners(keep: string): boolean {
-    const kept = this.entries.get(keep);
-    let heaviest: string | undefined;
-    let most = 0;
-    for (const [owner, weight] of this.weighedByOwner) {
-      const alone = owner === kept?.owner && weight === kept.weight; // nothing of its but `keep` to drop
-      if (weight > most && !alone) [heaviest, most] = [owner, weight];
+  /**
+   * Drops, least recently read first, loaded keys but `keep` whose owner's values weigh more than
+   * its fair share (the bound over the owners holding any), until the values fit: one owner's heavy
+   * keys read in turn push out its own, while a site read lately stays whoever's it is. One pass.
+   */
+  private dropAboveFairShare(keep: string, maxWeight: number): void {
+    for (const [key, entry] of this.entries) {
+      if (this.weighed <= maxWeight) return;
+      if (key === keep || !entry.loaded || entry.weight === 0) continue;
+      const owned = this.weighedByOwner.get(entry.owner) ?? 0;
+      if (owned > maxWeight / this.weighedByOwner.size) this.drop(key, entry);
     }
-    for (const [key, entry] of this.entries)
-      if (key !== keep && entry.loaded && entry.owner === heaviest && entry.weight > 0) {
-        this.drop(key, entry);
-        return true;
-      }
-    return false;
   }
 
   private addWeight(entry: Entry<T>, change: number): void {
@@ -94,8 +92,8 @@ export class VersionedCache<T> {
     else this.weighedByOwner.delete(entry.owner);
   }
 
-  /** Drops the least recently read key but `keep` (a loaded one first); whether one went. */
-  private dropOldest(keep: string): boolean {
+  /** Drops the least recently read key but `keep` (a loaded one first, or only with `loadedOnly`); whether one went. */
+  private dropOldest(keep: string, loadedOnly = false): boolean {
     let oldest: [string, Entry<T>] | undefined;
     for (const [key, entry] of this.entries) {
       if (key === keep) continue;
@@ -103,7 +101,7 @@ export class VersionedCache<T> {
         oldest = [key, entry];
         break;
       }
-      oldest ??= [key, entry];
+      if (!loadedOnly) oldest ??= [key, entry];
     }
     if (oldest) this.drop(...oldest);
     return oldest !== undefined;

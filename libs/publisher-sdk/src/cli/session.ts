@@ -26,6 +26,12 @@ export async function openSession(values: Values, io: CliIo): Promise<Session> {
   // The environment's key goes to the API the environment names (never another named by --api), or
   // else to the one --api names: never to the URL a config file saved for a key of its own.
   const anyEnvKey = io.env.CRAWLGATE_API_KEY || undefined;
+  // Set alone, it names no API: the saved key would be used in its place without a word (a rotation
+  // meant for a leaked CI key would rotate the saved account's).
+  if (anyEnvKey !== undefined && givenUrl === undefined)
+    throw new CliError(
+      'CRAWLGATE_API_KEY is set, but no API for it: it is sent only to the API CRAWLGATE_API_URL or --api names, never to the one a config file saved for a key of its own. Set CRAWLGATE_API_URL, pass --api, or unset CRAWLGATE_API_KEY to use the saved login',
+    );
   const envKey = (envUrl === undefined ? flagUrl !== undefined : sameApi(givenUrl!, envUrl)) ? anyEnvKey : undefined;
   // Read only when needed: a session given wholly by the environment does not depend on a config file.
   const config = givenUrl !== undefined && envKey !== undefined ? {} : await readConfig(path);
@@ -34,10 +40,7 @@ export async function openSession(values: Values, io: CliIo): Promise<Session> {
   // The saved key belongs to the saved API: never send it to another server named by --api.
   const savedKey = config.apiKey && config.apiUrl && sameApi(apiUrl, config.apiUrl) ? config.apiKey : undefined;
   const apiKey = envKey ?? savedKey;
-  if (apiKey === undefined)
-    throw new CliError(
-      `Not logged in to ${apiUrl}: ${LOGIN_HINT}${anyEnvKey === undefined ? '' : '. CRAWLGATE_API_KEY is sent only to the API CRAWLGATE_API_URL or --api names'}`,
-    );
+  if (apiKey === undefined) throw new CliError(`Not logged in to ${apiUrl}: ${LOGIN_HINT}`);
   return {
     client: newClient(apiUrl, io, apiKey),
     apiUrl: apiUrl.replace(/\/+$/, ''),

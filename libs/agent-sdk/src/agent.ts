@@ -60,6 +60,7 @@ import {
   checkedCorrection,
   depositNonce,
   escrowChannelOf,
+  lowerDeposited,
   markAnswered,
   markCharged,
   markUnanswered,
@@ -1851,7 +1852,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (balance >= channel.deposited) return false;
     lowered.add(channel);
-    channel.deposited = balance > channel.charged ? balance : channel.charged;
+    lowerDeposited(channel, balance);
     channels.saveAfterAnswer();
     return true;
   }
@@ -1940,9 +1941,7 @@ export function createAgent(options: AgentOptions): Agent {
       const check = await refundedBy(reader, channel, txHash, askedAfter);
       if (!check.ok) throw new PaymentFailedError(url, 'refund_unconfirmed', check.detail);
       channel.refundTxs.push(txHash);
-      // Never below what the site charged: the escrow may have returned more than the agent knew it held.
-      const lowered = channel.deposited - check.amount;
-      channel.deposited = lowered > channel.charged ? lowered : channel.charged;
+      lowerDeposited(channel, channel.deposited - check.amount);
       channels.saveAfterAnswer(); // before the credit: a crash in between credits less, never twice
       await budget.credit(check.amount);
       return { channelId: channel.channelId, amount: check.amount.toString(), txHash: txHash };
@@ -2001,7 +2000,8 @@ export function createAgent(options: AgentOptions): Agent {
         // Never made (a front answered every send of its voucher itself, and it expired): the channel
         // holds it no more, and the next page deposits anew, where counted as made it stayed short for good.
         const neverMade = () => {
-          channel.deposited = channel.deposited > deposit.amount ? channel.deposited - deposit.amount : 0n;
+          // Never below the charge: a site may have answered vouchers against it (a hostile one, made up).
+          lowerDeposited(channel, channel.deposited > deposit.amount ? channel.deposited - deposit.amount : 0n);
           channels.saveAfterAnswer();
         };
         if (outcome === 'unknown') {

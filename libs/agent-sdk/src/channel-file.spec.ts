@@ -1,8 +1,17 @@
 import { batchSettlementDomain, CHANNEL_CONFIG_TYPES, type ChannelConfig, type Hex } from '@crawlgate/core';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { hashTypedData } from 'viem';
 import { openChannelFile } from './channel-file';
 import type { Channel } from './channels';
@@ -122,6 +131,18 @@ describe('openChannelFile', () => {
     held.release();
     expect(() => held.save([channel()])).toThrow(/was released/); // a released file records nothing more
     open(path).release();
+  });
+
+  it('is one file however its path is spelled: a second opening through a linked folder is refused too', () => {
+    // Each spelling took a lock of its own: two agents, of one process or two, each wrote its own
+    // channels over the other's (one funded channel lost from the file).
+    const path = newPath();
+    const linked = join(mkdtempSync(join(tmpdir(), 'crawlgate-link-')), 'folder');
+    symlinkSync(dirname(path), linked);
+    const held = open(path);
+    expect(() => open(join(linked, 'channels.json'))).toThrow(/used by another running agent/);
+    held.release();
+    open(join(linked, 'channels.json')).release();
   });
 
   it('takes over the lock of a process of this host that died', () => {

@@ -1,7 +1,7 @@
 import { batchSettlementDomain, CHANNEL_CONFIG_TYPES, type ChannelConfig, type Hex } from '@crawlgate/core';
 import { hashTypedData, isAddressEqual, isHash } from 'viem';
 import type { Channel } from './channels';
-import { holdLock, readJsonFile, writeJsonAtomically } from './locked-file';
+import { holdLock, readJsonFile, realFilePath, writeJsonAtomically } from './locked-file';
 
 /*
  * An agent's batch-settlement channels kept in a JSON file (batchSettlement.channelFile), so that a
@@ -46,7 +46,10 @@ interface StoredFile {
  * Opens `path` for `payer`'s channels in the escrows the agent allows (lower case); throws when
  * another running process holds it or it is not such a file.
  */
-export function openChannelFile(path: string, payer: Hex, escrows: ReadonlySet<string>): ChannelFile {
+export function openChannelFile(givenPath: string, payer: Hex, escrows: ReadonlySet<string>): ChannelFile {
+  // One lock for every spelling of the file (a symbolic link to its folder): each took its own, and
+  // two agents of one process, or two processes, each wrote its own channels over the other's.
+  const path = realFilePath(givenPath, 'channel file');
   const release = holdLock(
     `${path}.lock`,
     `The channel file ${path} is used by another running agent (${path}.lock); one process at a time`,

@@ -216,6 +216,15 @@ export function markAnswered(channel: Channel, total: bigint): void {
   channel.unanswered = channel.unanswered.filter((t) => t !== total);
 }
 
+/**
+ * Lowers what the channel counts as deposited to `to`, never below what the site charged: the
+ * escrow may hold more than the agent knew, and a file charged above its deposits is refused whole
+ * on the next start (every channel in it out of reach).
+ */
+export function lowerDeposited(channel: Channel, to: bigint): void {
+  channel.deposited = to > channel.charged ? to : channel.charged;
+}
+
 /** The site confirmed the channel charged `charged`: no total at or below it is unanswered any more. */
 export function markCharged(channel: Channel, charged: bigint): void {
   channel.charged = charged;

@@ -11,11 +11,17 @@
  * is followed to its file, so two paths to one file share one budget and one lock.
  */
 
-import { lstatSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { BudgetState, BudgetStore, Reservation } from './budget-store';
-import { acquireLock, isRunning, processHost, readJsonFile, seesPidsOf, writeJsonAtomically } from './locked-file';
+import {
+  acquireLock,
+  isRunning,
+  processHost,
+  readJsonFile,
+  realFilePath,
+  seesPidsOf,
+  writeJsonAtomically,
+} from './locked-file';
 
 export interface FileBudgetStoreOptions {
   /** How long to wait for another process's lock before failing (and not paying); default 10 000 ms. */
@@ -36,7 +42,7 @@ interface StoredBudget {
 const EMPTY: StoredBudget = { version: 1, spent_micros: '0', payments: 0, reservations: {} };
 
 export function createFileBudgetStore(givenPath: string, options: FileBudgetStoreOptions = {}): BudgetStore {
-  const path = realFilePath(givenPath);
+  const path = realFilePath(givenPath, 'budget file');
   const lockPath = `${path}.lock`;
   const lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
   const staleLockMs = options.staleLockMs ?? 30_000;
@@ -134,31 +140,6 @@ function withDeadReservationsSpent(stored: StoredBudget): StoredBudget {
     else reservations[id] = r;
   }
   return { ...stored, spent_micros: spent.toString(), reservations };
-}
-
-/**
- * The file a path names, through symbolic links; a path to a file not made yet, through its
- * folder's. A file with another hard link is refused: each name would take a lock of its own.
- */
-function realFilePath(path: string): string {
-  try {
-    const real = realpathSync(path);
-    if (statSync(real).nlink > 1)
-      throw new Error(`${path} has another hard link: two names for one budget file would each lock it alone`);
-    return real;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  if (isSymbolicLink(path)) throw new Error(`${path} links to nothing: not a budget file`);
-  return join(realpathSync(dirname(path)), basename(path));
-}
-
-function isSymbolicLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
 }
 
 /** `known`: the store has seen the file before, so its absence is a loss, not a new budget. */

@@ -9,17 +9,20 @@ import {
   closeSync,
   fsyncSync,
   linkSync,
+  lstatSync,
   openSync,
   readFileSync,
   readlinkSync,
+  realpathSync,
   renameSync,
   rmSync,
+  statSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** The file's JSON, or undefined when there is no file. */
 export function readJsonFile(path: string): unknown {
@@ -54,6 +57,32 @@ export function writeJsonAtomically(path: string, value: unknown): void {
     fsyncSync(directory);
   } finally {
     closeSync(directory);
+  }
+}
+
+/**
+ * The file a path names, through symbolic links; a path to a file not made yet, through its
+ * folder's: each spelling of one file must take the same lock. A file with another hard link is
+ * refused: each name would take a lock of its own. `what` names the file in errors.
+ */
+export function realFilePath(path: string, what: string): string {
+  try {
+    const real = realpathSync(path);
+    if (statSync(real).nlink > 1)
+      throw new Error(`${path} has another hard link: two names for one ${what} would each lock it alone`);
+    return real;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (isSymbolicLink(path)) throw new Error(`${path} links to nothing: not a ${what}`);
+  return join(realpathSync(dirname(path)), basename(path));
+}
+
+function isSymbolicLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

@@ -17,16 +17,17 @@ export interface WithdrawalStep {
 
 /**
  * initiateWithdraw(config, balance − max(signed, claimed)): the receiver keeps what the agent's
- * vouchers promised it, and can still claim it during the delay. Each channel in its turn (after a
- * voucher of it in flight). A started channel takes no more vouchers; the file says so before the
+ * vouchers promised it, and can still claim it during the delay. Every channel at once, each after
+ * a voucher of it in flight. A started channel takes no more vouchers; the file says so before the
  * transaction. A channel with nothing pending on chain is tried again, so a transaction that
  * failed (no gas), or a deposit that landed after an earlier withdrawal, is not left in escrow.
  */
 export async function initiateWithdrawals(payer: Payer, book: ChannelBook): Promise<WithdrawalStep[]> {
   const { wallet, public: reader } = payer.chain();
-  const steps: WithdrawalStep[] = [];
-  for (const channel of await onNodesChain(reader, book.all())) {
-    const step = await book.exclusive(ChannelBook.keyOf(channel), async () => {
+  // Every channel at once, each after its own voucher in flight: one site holding its answer (a send
+  // may wait minutes, and is resent) holds up no other channel's withdrawal.
+  const started = (await onNodesChain(reader, book.all())).map((channel) =>
+    book.exclusive(ChannelBook.keyOf(channel), async (): Promise<WithdrawalStep | undefined> => {
       const escrow = channel.domain.verifyingContract;
       const [{ balance, totalClaimed }, [, initiatedAt]] = await Promise.all([
         escrowChannelOf(reader, channel),
@@ -55,10 +56,12 @@ export async function initiateWithdrawals(payer: Payer, book: ChannelBook): Prom
       );
       await confirmed(reader, txHash, 'initiateWithdraw');
       return { channelId: channel.channelId, amount: amount.toString(), txHash };
-    });
-    if (step) steps.push(step);
-  }
-  return steps;
+    }),
+  );
+  const outcomes = await Promise.allSettled(started);
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason; // the others went on: the next call finds them started
+  return outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value ? [outcome.value] : []));
 }
 
 /**

@@ -231,6 +231,17 @@ export const BATCH_SETTLEMENT_ABI = [
   },
   {
     type: 'event',
+    name: 'Deposited',
+    anonymous: false,
+    inputs: [
+      { name: 'channelId', type: 'bytes32', indexed: true },
+      { name: 'sender', type: 'address', indexed: true },
+      { name: 'amount', type: 'uint128', indexed: false },
+      { name: 'newBalance', type: 'uint128', indexed: false },
+    ],
+  },
+  {
+    type: 'event',
     name: 'WithdrawInitiated',
     anonymous: false,
     inputs: [

@@ -71,6 +71,7 @@ export interface SentTransaction {
 
 /** A deposit the relayer sent for `payer` (channel_deposits), spending its authorization `authorizationNonce`. */
 export interface SentDeposit extends SentTransaction {
+  channelId: string;
   payer: string;
   authorizationNonce: string;
 }
@@ -1031,7 +1032,7 @@ export class ChannelStore {
   depositsOnTheirWay(chainId: number): Promise<SentDeposit[]> {
     return this.db.prisma.channelDeposit.findMany({
       where: { chainId, landedAt: null },
-      select: { txHash: true, nonce: true, createdAt: true, payer: true, authorizationNonce: true },
+      select: { txHash: true, nonce: true, createdAt: true, channelId: true, payer: true, authorizationNonce: true },
       orderBy: { createdAt: 'asc' },
     });
   }

@@ -4,7 +4,7 @@ import type { ChainContext } from '../chain/chain-context';
 import { logRepricing, repriceIfStuck } from '../chain/fee-bump';
 import { sentTransactionFate } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
-import { isAuthorizationUsed } from '../payments/authorization-checks';
+import { depositedWithAuthorization } from '../chain/escrow';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore, type SentDeposit } from './channel.store';
 
@@ -41,12 +41,10 @@ export class RelayerDepositsService {
     const chainId = this.chain.chainId;
     const fate = await sentTransactionFate(this.chain, sent);
     if (fate === 'landed') return this.store.recordDepositLanded(chainId, sent.txHash);
-    // The payer made it revert (funds moved after the simulation): its deposits are not relayed for
-    // a while. Not when its authorization was spent: a copy (anyone may call the escrow's deposit) made it.
-    if (
-      fate === 'reverted' &&
-      !(await isAuthorizationUsed(this.chain, sent.payer as Hex, sent.authorizationNonce as Hex))
-    )
+    // The payer made it revert (funds moved after the simulation, or its authorization cancelled or
+    // spent otherwise): its deposits are not relayed for a while. Not when a copy of it (anyone may
+    // call the escrow's deposit) made the deposit first.
+    if (fate === 'reverted' && !(await this.copyDeposited(sent)))
       await this.refusals.refuse(chainId, sent.payer, sent.txHash);
     if (fate === 'reverted' || fate === 'dead') return this.store.dropDeposit(chainId, sent.txHash);
     if (fate !== 'pending') return;
@@ -55,5 +53,16 @@ export class RelayerDepositsService {
       this.store.recordDepositReplacement(chainId, sent.txHash, replacement),
     );
     logRepricing(this.logger, 'the deposit', hash, repricing);
+  }
+
+  /** Whether a copy of the reverted deposit `sent`, mined by its block, made the deposit with its authorization. */
+  private async copyDeposited(sent: SentDeposit): Promise<boolean> {
+    const { blockNumber } = await this.chain.publicClient.getTransactionReceipt({ hash: sent.txHash as Hash });
+    return depositedWithAuthorization(
+      this.chain,
+      this.chain.batchSettlement!,
+      { payer: sent.payer as Hex, nonce: sent.authorizationNonce as Hex, channelId: sent.channelId as Hex },
+      blockNumber,
+    );
   }
 }

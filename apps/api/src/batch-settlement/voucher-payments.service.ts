@@ -15,7 +15,14 @@ import { isAddressEqual, zeroAddress, type Hash, type Hex } from 'viem';
 import { AccessTokenService, type IssuedToken } from '../access-tokens/access-token.service';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
 import { hasCode } from '../chain/account-code';
-import { channelIdOf, depositCalldata, depositNonce, readConfirmedChannel, type OnChainChannel } from '../chain/escrow';
+import {
+  channelIdOf,
+  depositCalldata,
+  depositedWithAuthorization,
+  depositNonce,
+  readConfirmedChannel,
+  type OnChainChannel,
+} from '../chain/escrow';
 import { SignerKeys } from '../chain/signer-keys';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -590,8 +597,11 @@ export class VoucherPaymentsService {
       }
       if (receipt.status !== 'success') {
         // A copy of ours (the escrow's deposit is anyone's to call) landed first: the deposit is made.
-        if (await used()) return null;
-        // Else the payer made it revert (funds or code moved after the simulation): not relayed again for a while.
+        // Not a nonce merely used: the payer may have cancelled it, or spent it on a transfer of its own.
+        const copy = { payer: config.payer, nonce, channelId };
+        if (await onChain(() => depositedWithAuthorization(this.chain, batch, copy, receipt.blockNumber))) return null;
+        // Else the payer made it revert (funds or code moved after the simulation, or its
+        // authorization spent otherwise): not relayed again for a while.
         await this.relayRefusals.refuse(this.chain.chainId, config.payer, receipt.transactionHash);
         throw new PaymentRejected(
           BATCH_REASONS.depositTransactionFailed,

@@ -1,6 +1,7 @@
 import {
   BATCH_SETTLEMENT_ABI,
   batchSettlementDomain,
+  USDC_ABI,
   CLAIM_BATCH_TYPES,
   REFUND_TYPES,
   type BatchVoucher,
@@ -19,7 +20,8 @@ import {
   type Hex,
   type TransactionReceipt,
 } from 'viem';
-import { confirmedBlockNow, type BatchSettlementChain, type ChainContext } from './chain-context';
+import { confirmedBlockNow, firstRecentBlock, type BatchSettlementChain, type ChainContext } from './chain-context';
+import { eventsInSpans } from './log-spans';
 import { channelIdIn, voucherDigest } from './escrow-hashes';
 import { recoverableSignature, type SignerKeys } from './signer-keys';
 
@@ -299,6 +301,45 @@ export function directRefundCalldata(config: ChannelConfig, amount: bigint): Hex
 /** Several escrow calls in one transaction, all or none. */
 export function multicallCalldata(calls: readonly Hex[]): Hex {
   return encodeFunctionData({ abi: BATCH_SETTLEMENT_ABI, functionName: 'multicall', args: [calls] });
+}
+
+/**
+ * Whether the payer's deposit authorization `nonce` was spent by a deposit into `channelId` (a copy
+ * of one we sent: the escrow's deposit is anyone's to call), in the recent blocks up to `toBlock`:
+ * the transaction of the token's AuthorizationUsed(payer, nonce) deposited into the channel. False
+ * when the nonce was cancelled, or spent by another call of the payer's (a transfer of its own with
+ * that nonce): the payer burned it, and a relayed deposit of it reverted at our gas.
+ */
+export async function depositedWithAuthorization(
+  chain: ChainContext,
+  batch: BatchSettlementChain,
+  { payer, nonce, channelId }: { payer: Address; nonce: Hex; channelId: Hex },
+  toBlock: bigint,
+): Promise<boolean> {
+  const used = await eventsInSpans(chain.logSpan, firstRecentBlock(chain, toBlock), toBlock, (fromBlock, spanTo) =>
+    chain.publicClient.getContractEvents({
+      address: chain.usdc,
+      abi: USDC_ABI,
+      eventName: 'AuthorizationUsed',
+      args: { authorizer: payer, nonce },
+      fromBlock,
+      toBlock: spanTo,
+    }),
+  );
+  for (const log of used) {
+    if (log.removed || !isAddressEqual(log.address, chain.usdc)) continue;
+    const receipt = await chain.publicClient.getTransactionReceipt({ hash: log.transactionHash });
+    const deposited = parseEventLogs({ abi: BATCH_SETTLEMENT_ABI, eventName: 'Deposited', logs: receipt.logs });
+    if (
+      receipt.status === 'success' &&
+      deposited.some(
+        (event) =>
+          isAddressEqual(event.address, batch.escrow) && event.args.channelId.toLowerCase() === channelId.toLowerCase(),
+      )
+    )
+      return true;
+  }
+  return false;
 }
 
 /** What the escrow's Refunded event of this channel in `receipt` returned to the payer; 0 when none. */

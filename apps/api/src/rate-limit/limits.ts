@@ -29,12 +29,20 @@ export const LimitPerGate = limitPer('gate', trackByGate);
  * Sign-ins whose signature only the chain can judge (a smart wallet's, or one that does not hold),
  * per site, wallet the proof names and path. Counted before the payment is looked up, whether the
  * wallet paid for the path or not, so a stranger's proofs under a payer's public address are answered
- * as under anyone else's (what a wallet bought is not public); only a payer's go on to the chain, so
- * chain calls are bounded by real payments. Per path: a smart-wallet crawler signs in on every 402 it
+ * as under anyone else's (what a wallet bought is not public); each costs a code read, and only a
+ * contract wallet that paid goes on to its isValidSignature. Per path: a smart-wallet crawler signs in on every 402 it
  * meets, and junk aimed at one payer holds off its sign-ins for that page only. An address's own
  * plain signature is recovered locally and never counted (chain/signed-message.ts).
  */
 export const SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH = { limit: 10, ttl: MINUTE };
+/**
+ * The same sign-ins per publisher, across its sites (which cost nothing to add) and wallets: a site
+ * token's holder names any visitor and any fresh wallet, each a code read. Counted before the payment
+ * is looked up, so a 429 says nothing of any wallet's payments. Past it, until the minute is over,
+ * only an address's own plain signatures are answered on that publisher's sites: a flood of junk
+ * holds off smart wallets' sign-ins there (the middleware's 503, nothing charged), never an EOA's.
+ */
+export const SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER = { limit: 600, ttl: MINUTE };
 /**
  * Payment-history proofs (X-Wallet-Proof) that ask the chain, per address (an agent signs one for
  * each page of its history), and per client network across the addresses it names (an IPv4 /24, an

@@ -14,10 +14,9 @@ import { SiwxService } from './siwx.service';
  * of strangers never hold a payer off; and 300 per visitor across the wallets its proofs name (per
  * site token when the middleware names none: SIGN_INS_PER_VISITOR), since a wallet is any fresh
  * key. Signatures only the chain can check (a smart wallet's, or one that does not hold): 10 a
- * minute per wallet and path on the site (SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH), counted whether
- * the wallet paid or not, then 429, whoever sent them: a stranger sending junk proofs naming a smart
- * wallet does hold off that wallet's sign-ins for that page (bounded chain calls, traded for it; an
- * EOA's own never are).
+ * minute per wallet and path on the site (SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH) and 600 per
+ * publisher, counted whether the wallet paid or not, then 429, whoever sent them: junk proofs naming
+ * a smart wallet do hold off its sign-ins (bounded chain calls, traded for it; an EOA's own never are).
  */
 @ApiTags('access tokens')
 @Controller('access-tokens')

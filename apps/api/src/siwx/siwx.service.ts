@@ -9,7 +9,7 @@ import {
   type SiwxChallengeTerms,
   type SiwxNonceCheck,
 } from '@crawlgate/core';
-import { getAddress } from 'viem';
+import { getAddress, isErc6492Signature, isErc8010Signature, type Address, type Hex } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
 import type { ChainContext } from '../chain/chain-context';
 import { signedLocally, signedMessageBy } from '../chain/signed-message';
@@ -17,7 +17,8 @@ import { CHAIN } from '../chain/tokens';
 import type { Site } from '../generated/prisma/client';
 import { ApiError } from '../http/api-error';
 import { spendFromBucket } from '../rate-limit/bucket';
-import { SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH } from '../rate-limit/limits';
+import { SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER, SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH } from '../rate-limit/limits';
+import { hasCode } from '../chain/account-code';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { expectedSiweMessage } from './siwx-message';
 import { SiwxStore } from './siwx.store';
@@ -28,6 +29,10 @@ const NONCE_REFUSALS: Record<Exclude<SiwxNonceCheck, { valid: true }>['reason'],
   malformed: 'The nonce was not issued by this site for this path',
   bad_signature: 'The nonce was not issued by this site for this path',
 };
+
+const notProven = () => new ApiError(401, 'The signature does not prove this address signed the challenge');
+const uncheckable = () =>
+  new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
 
 /**
  * Re-access with x402's sign-in-with-x: a wallet proves it is the payer of a path on this site and
@@ -82,16 +87,15 @@ export class SiwxService {
     try {
       message = expectedSiweMessage(terms, this.chain.chainId, address);
     } catch {
-      // A path or domain EIP-4361 cannot carry: no proof can be for it.
-      throw new ApiError(401, 'The signature does not prove this address signed the challenge');
+      throw notProven(); // a path or domain EIP-4361 cannot carry: no proof can be for it
     }
     const signed = { address, message, signature: proof.signature };
-    // An address's own plain signature is recovered here. Any other proof is counted before the payment
-    // is looked up, alike whether the wallet paid or not: a stranger's proofs under a payer's public
-    // address get the answers (and the 429) they get under anyone else's, so what it bought stays its
-    // own. Only a payer's go on to the chain (bounded by real payments); one that never paid costs a read.
+    // An address's own plain signature is recovered here. Any other proof is judged as far as it can
+    // be before the payment is looked up, alike whether the wallet paid or not, so a stranger's proofs
+    // under a payer's public address get the answers (and the 429) they get under anyone else's: what
+    // a wallet bought stays its own. Only a contract wallet that paid goes on to its own check.
     const own = await signedLocally(signed);
-    if (!own) await this.countSignInAskingChain(site.id, address, path);
+    if (!own) await this.refuseWhatNoPayerSends(site, address, path, proof.signature);
     const payment = await this.store.livePayment(site.id, address.toLowerCase(), path, now);
     if (!payment || !payment.tokenKid || !payment.tokenIssuedAt || !payment.tokenExpiresAt) {
       throw new ApiError(
@@ -100,9 +104,8 @@ export class SiwxService {
       );
     }
     const proven = own || (await signedMessageBy(this.chain, signed));
-    if (proven === 'unchecked')
-      throw new ApiError(503, 'The signature could not be checked on chain; retry later', {}, { 'retry-after': '5' });
-    if (!proven) throw new ApiError(401, 'The signature does not prove this address signed the challenge');
+    if (proven === 'unchecked') throw uncheckable();
+    if (!proven) throw notProven();
     if (!(await this.store.spendNonce(proof.nonce, site.id, new Date(nonce.exp * 1000)))) {
       throw new ApiError(409, 'This proof was already used: answer a fresh 402');
     }
@@ -121,16 +124,37 @@ export class SiwxService {
   }
 
   /**
-   * One more sign-in for this wallet and path on this site whose signature only the chain can judge
-   * (a smart wallet's, or one that does not hold): SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH; 429 once spent.
+   * What a proof that is not the address's own plain signature must pass whoever the wallet is,
+   * before any payment is read. Counted (SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH, then per publisher
+   * across its sites: a site token's holder names any visitor), 429 past either. A wrapper (ERC-6492
+   * for a wallet not deployed, ERC-8010) is 401: no wallet that paid needs one (it paid as an EOA or
+   * from its deployed contract), and its factory is the sender's own code. An address with no code
+   * is 401: an EOA signs only as itself. 503 when the node cannot say.
    */
-  private countSignInAskingChain(siteId: string, address: string, path: string): Promise<void> {
-    const { limit } = SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH;
-    return spendFromBucket(
+  private async refuseWhatNoPayerSends(site: Site, address: Address, path: string, signature: Hex): Promise<void> {
+    const why = (limit: number, of: string) =>
+      `More than ${limit} sign-ins a minute ${of} needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`;
+    const perPath = SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH;
+    const perPublisher = SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER;
+    await spendFromBucket(
       this.buckets,
-      `SiwxChainChecks-site:${siteId}/wallet:${address.toLowerCase()}/path:${path}`,
-      SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH,
-      `More than ${limit} sign-ins a minute for this wallet and path on this site needed the chain to check their signature (a smart wallet's, or one that does not hold); retry later`,
+      `SiwxChainChecks-site:${site.id}/wallet:${address.toLowerCase()}/path:${path}`,
+      perPath,
+      why(perPath.limit, 'for this wallet and path on this site'),
     );
+    await spendFromBucket(
+      this.buckets,
+      `SiwxChainChecks-publisher:${site.publisherId}`,
+      perPublisher,
+      why(perPublisher.limit, "on this site's publisher's sites"),
+    );
+    if (isErc6492Signature(signature) || isErc8010Signature(signature)) throw notProven();
+    let code: boolean;
+    try {
+      code = await hasCode(this.chain.publicClient, address);
+    } catch {
+      throw uncheckable();
+    }
+    if (!code) throw notProven();
   }
 }

@@ -14,14 +14,18 @@ import {
   USDC_ABI,
   type SiwxChallengeTerms,
 } from '@crawlgate/core';
-import { testWalletAbi } from '@crawlgate/devchain';
+import { devTestClient, testWalletAbi } from '@crawlgate/devchain';
 import { createSIWxPayload, encodeSIWxHeader, formatSIWEMessage } from '@x402/extensions/sign-in-with-x';
-import { encodeFunctionData } from 'viem';
+import { encodeFunctionData, serializeErc6492Signature } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { deployTestWallet, fundUsdc, newWallet, signPayment, walletOf } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH, SIGN_INS_PER_VISITOR } from '../rate-limit/limits';
+import {
+  SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER,
+  SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH,
+  SIGN_INS_PER_VISITOR,
+} from '../rate-limit/limits';
 
 describe('POST /v1/access-tokens/siwx', () => {
   let app: TestApp;
@@ -366,10 +370,8 @@ describe('POST /v1/access-tokens/siwx', () => {
     expect(await signIns(2)).toEqual([402, 429]);
   }, 120_000);
 
-  it('answers strangers posing under a wallet alike whether it paid for the path or not: what it bought stays its own', async () => {
-    // The payment was looked up first: posing under a payer went on to the chain's check and its
-    // budget (429 after ten, the middleware's 503), posing under anyone else stopped at "no payment"
-    // (402): a few probes told which paths a public address had bought.
+  /** A fresh publisher's site, and an EOA that paid its /articles/paid. */
+  async function shopWithPayer() {
     const { site: shop } = await pricedSite(app, payee);
     const payer = newWallet();
     await fundUsdc(app, payer.address, '1');
@@ -378,6 +380,14 @@ describe('POST /v1/access-tokens/siwx', () => {
       body: { payment: await signPayment(app, payer, gate) },
     });
     expect(paid.status).toBe(200);
+    return { shop, payer };
+  }
+
+  it('answers strangers posing under a wallet alike whether it paid for the path or not: what it bought stays its own', async () => {
+    // The payment was looked up first: posing under a payer went on to the chain's check and its
+    // budget (429 after ten, the middleware's 503), posing under anyone else stopped at "no payment"
+    // (402): a few probes told which paths a public address had bought.
+    const { shop, payer } = await shopWithPayer();
     const { limit } = SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH;
     // The middleware answers a refusal (401 or 402 here) with its 402, and a 429 with its 503.
     const asTheVisitorSees = (statuses: number[]) => statuses.map((status) => (status === 429 ? 503 : 402));
@@ -388,6 +398,37 @@ describe('POST /v1/access-tokens/siwx', () => {
     // Its own signature is answered as before.
     expect((await ask(await proofOn(shop, payer, payer.address), '/articles/paid', shop.siteToken)).status).toBe(200);
   }, 60_000);
+
+  it('answers a stranger’s wrapped proof (ERC-6492, ERC-8010) 401 before any payment is read: its factory is the stranger’s code', async () => {
+    // A wrapper naming a "factory" that reverts with 1 MB made the check of a payer's unreadable
+    // (503) and a non-payer's a 402: one probe told a page bought, at the node's cost.
+    const { shop, payer } = await shopWithPayer();
+    const bomb = newWallet().address;
+    await devTestClient(app.chain.rpcUrl).setCode({ address: bomb, bytecode: '0x621000006000fd' });
+    const wrapped = async (address: string) => {
+      const junk = await newWallet().signMessage({ message: 'anything' });
+      const signature = serializeErc6492Signature({ address: bomb, data: '0x', signature: junk });
+      const { info, supportedChains } = siwxDeclaration({
+        domain: shop.domain,
+        path: '/articles/paid',
+        caip2: `eip155:${app.chain.chainId}`,
+        nonce: signSiwxNonce({ siteId: shop.siteId, path: '/articles/paid' }, now() + 300, shop.secret),
+        exp: now() + 300,
+      });
+      const proof = encodeSIWxHeader({ ...info, ...supportedChains[0], address, signature });
+      return (await ask(proof, '/articles/paid', shop.siteToken)).status;
+    };
+    expect([await wrapped(payer.address), await wrapped(newWallet().address)]).toEqual([401, 401]);
+  }, 60_000);
+
+  it(`asks the chain for at most SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER sign-ins a minute across a publisher's sites, counted before any payment is read`, async () => {
+    // A site token's holder names any visitor: without it, proofs under fresh wallets had the node
+    // read code without end.
+    const { site: crowded } = await pricedSite(app, payee);
+    const { limit } = SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER;
+    const statuses = await strangersAsking(crowded, limit + 1, () => newWallet().address);
+    expect(statuses).toEqual([...Array(limit).fill(401), 429]);
+  }, 120_000);
 
   it('asks the chain only for a payer of the path: a smart wallet that never paid is answered 402 page after page, and junk holds off no one', async () => {
     // Checked before the payment, a smart wallet's own sign-in on each new page spent the chain's
@@ -403,8 +444,8 @@ describe('POST /v1/access-tokens/siwx', () => {
     for (const page of pages)
       unpaid.push((await ask(await proofOn(shop, owner, smart, page), page, shop.siteToken)).status);
     expect(unpaid).toEqual(pages.map(() => 402));
-    // Junk under a fresh wallet each: no chain asked, no budget of the site's spent.
-    expect(new Set(await strangersAsking(shop, 120, () => newWallet().address))).toEqual(new Set([402]));
+    // Junk under a fresh wallet each (no code: an EOA signs only as itself): refused before any payment is read.
+    expect(new Set(await strangersAsking(shop, 120, () => newWallet().address))).toEqual(new Set([401]));
     const payer = await paidBySmartWallet(shop, '/articles/paid');
     expect(
       (await ask(await proofOn(shop, payer.owner, payer.smartWallet), '/articles/paid', shop.siteToken)).status,

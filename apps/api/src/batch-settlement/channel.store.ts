@@ -74,6 +74,7 @@ export interface SentDeposit extends SentTransaction {
   channelId: string;
   payer: string;
   authorizationNonce: string;
+  amount: bigint | null;
 }
 
 /** A claim, settle, refund or deposit transaction of ours written down and not seen landed (relayerTransactionsOnTheirWay). */
@@ -1032,7 +1033,15 @@ export class ChannelStore {
   depositsOnTheirWay(chainId: number): Promise<SentDeposit[]> {
     return this.db.prisma.channelDeposit.findMany({
       where: { chainId, landedAt: null },
-      select: { txHash: true, nonce: true, createdAt: true, channelId: true, payer: true, authorizationNonce: true },
+      select: {
+        txHash: true,
+        nonce: true,
+        createdAt: true,
+        channelId: true,
+        payer: true,
+        authorizationNonce: true,
+        amount: true,
+      },
       orderBy: { createdAt: 'asc' },
     });
   }

@@ -4,7 +4,8 @@ import type { ChainContext } from '../chain/chain-context';
 import { logRepricing, repriceIfStuck } from '../chain/fee-bump';
 import { sentTransactionFate } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
-import { depositedWithAuthorization } from '../chain/escrow';
+import { authorizationSpentBy } from '../chain/escrow';
+import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore, type SentDeposit } from './channel.store';
 
@@ -41,10 +42,10 @@ export class RelayerDepositsService {
     const chainId = this.chain.chainId;
     const fate = await sentTransactionFate(this.chain, sent);
     if (fate === 'landed') return this.store.recordDepositLanded(chainId, sent.txHash);
-    // The payer made it revert (funds moved after the simulation, or its authorization cancelled or
-    // spent otherwise): its deposits are not relayed for a while. Not when a copy of it (anyone may
-    // call the escrow's deposit) made the deposit first.
-    if (fate === 'reverted' && !(await this.copyDeposited(sent)))
+    // The payer made it revert (its authorization cancelled or spent otherwise, as the token's events
+    // show): its deposits are not relayed for a while. Not when a copy of it (anyone may call the
+    // escrow's deposit) made the deposit first, nor when no event says (a node's gap).
+    if (fate === 'reverted' && (await this.madeToRevert(sent)))
       await this.refusals.refuse(chainId, sent.payer, sent.txHash);
     if (fate === 'reverted' || fate === 'dead') return this.store.dropDeposit(chainId, sent.txHash);
     if (fate !== 'pending') return;
@@ -55,14 +56,24 @@ export class RelayerDepositsService {
     logRepricing(this.logger, 'the deposit', hash, repricing);
   }
 
-  /** Whether a copy of the reverted deposit `sent`, mined by its block, made the deposit with its authorization. */
-  private async copyDeposited(sent: SentDeposit): Promise<boolean> {
+  /**
+   * Whether the payer made the reverted deposit `sent` revert: its authorization unused (the funds
+   * moved), or spent otherwise than by a copy's deposit, as the token's events up to its block show.
+   */
+  private async madeToRevert(sent: SentDeposit): Promise<boolean> {
+    if (!(await isAuthorizationUsed(this.chain, sent.payer as Hex, sent.authorizationNonce as Hex))) return true;
     const { blockNumber } = await this.chain.publicClient.getTransactionReceipt({ hash: sent.txHash as Hash });
-    return depositedWithAuthorization(
+    const spentBy = await authorizationSpentBy(
       this.chain,
       this.chain.batchSettlement!,
-      { payer: sent.payer as Hex, nonce: sent.authorizationNonce as Hex, channelId: sent.channelId as Hex },
+      {
+        payer: sent.payer as Hex,
+        nonce: sent.authorizationNonce as Hex,
+        channelId: sent.channelId as Hex,
+        amount: sent.amount ?? undefined,
+      },
       blockNumber,
     );
+    return spentBy === 'spent-otherwise';
   }
 }

@@ -18,7 +18,7 @@ import { hasCode } from '../chain/account-code';
 import {
   channelIdOf,
   depositCalldata,
-  depositedWithAuthorization,
+  authorizationSpentBy,
   depositNonce,
   readConfirmedChannel,
   type OnChainChannel,
@@ -598,8 +598,14 @@ export class VoucherPaymentsService {
       if (receipt.status !== 'success') {
         // A copy of ours (the escrow's deposit is anyone's to call) landed first: the deposit is made.
         // Not a nonce merely used: the payer may have cancelled it, or spent it on a transfer of its own.
-        const copy = { payer: config.payer, nonce, channelId };
-        if (await onChain(() => depositedWithAuthorization(this.chain, batch, copy, receipt.blockNumber))) return null;
+        // A nonce used is refused only on the token's word: with no event of it found, a copy's, as before.
+        const copy = { payer: config.payer, nonce, channelId, amount: deposit!.amount };
+        if (
+          (await used()) &&
+          (await onChain(() => authorizationSpentBy(this.chain, batch, copy, receipt.blockNumber))) !==
+            'spent-otherwise'
+        )
+          return null;
         // Else the payer made it revert (funds or code moved after the simulation, or its
         // authorization spent otherwise): not relayed again for a while.
         await this.relayRefusals.refuse(this.chain.chainId, config.payer, receipt.transactionHash);

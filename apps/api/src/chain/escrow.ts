@@ -304,42 +304,45 @@ export function multicallCalldata(calls: readonly Hex[]): Hex {
 }
 
 /**
- * Whether the payer's deposit authorization `nonce` was spent by a deposit into `channelId` (a copy
- * of one we sent: the escrow's deposit is anyone's to call), in the recent blocks up to `toBlock`:
- * the transaction of the token's AuthorizationUsed(payer, nonce) deposited into the channel. False
- * when the nonce was cancelled, or spent by another call of the payer's (a transfer of its own with
- * that nonce): the payer burned it, and a relayed deposit of it reverted at our gas.
+ * What spent the payer's deposit authorization `nonce`, as the token's events in the recent blocks up
+ * to `toBlock` show: 'deposited' when the transaction of its AuthorizationUsed(payer, nonce) deposited
+ * `amount` (when known) into `channelId` (a copy of one we sent: the escrow's deposit is anyone's to
+ * call); 'spent-otherwise' when it was cancelled, or used by a transaction that made no such deposit
+ * (a transfer of the payer's own with that nonce): the payer burned it, and a relayed deposit of it
+ * reverted at our gas; 'unknown' when no event of it is found (outside the window, a node's gap).
  */
-export async function depositedWithAuthorization(
+export async function authorizationSpentBy(
   chain: ChainContext,
   batch: BatchSettlementChain,
-  { payer, nonce, channelId }: { payer: Address; nonce: Hex; channelId: Hex },
+  { payer, nonce, channelId, amount }: { payer: Address; nonce: Hex; channelId: Hex; amount?: bigint },
   toBlock: bigint,
-): Promise<boolean> {
-  const used = await eventsInSpans(chain.logSpan, firstRecentBlock(chain, toBlock), toBlock, (fromBlock, spanTo) =>
-    chain.publicClient.getContractEvents({
-      address: chain.usdc,
-      abi: USDC_ABI,
-      eventName: 'AuthorizationUsed',
-      args: { authorizer: payer, nonce },
-      fromBlock,
-      toBlock: spanTo,
-    }),
-  );
+): Promise<'deposited' | 'spent-otherwise' | 'unknown'> {
+  const events = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled') =>
+    eventsInSpans(chain.logSpan, firstRecentBlock(chain, toBlock), toBlock, (fromBlock, spanTo) =>
+      chain.publicClient.getContractEvents({
+        address: chain.usdc,
+        abi: USDC_ABI,
+        eventName,
+        args: { authorizer: payer, nonce },
+        fromBlock,
+        toBlock: spanTo,
+      }),
+    ).then((logs) => logs.filter((log) => !log.removed && isAddressEqual(log.address, chain.usdc)));
+  if ((await events('AuthorizationCanceled')).length > 0) return 'spent-otherwise';
+  const used = await events('AuthorizationUsed');
+  if (used.length === 0) return 'unknown';
   for (const log of used) {
-    if (log.removed || !isAddressEqual(log.address, chain.usdc)) continue;
     const receipt = await chain.publicClient.getTransactionReceipt({ hash: log.transactionHash });
-    const deposited = parseEventLogs({ abi: BATCH_SETTLEMENT_ABI, eventName: 'Deposited', logs: receipt.logs });
-    if (
-      receipt.status === 'success' &&
-      deposited.some(
-        (event) =>
-          isAddressEqual(event.address, batch.escrow) && event.args.channelId.toLowerCase() === channelId.toLowerCase(),
-      )
-    )
-      return true;
+    const deposits = parseEventLogs({ abi: BATCH_SETTLEMENT_ABI, eventName: 'Deposited', logs: receipt.logs });
+    const intoChannel = deposits.some(
+      (event) =>
+        isAddressEqual(event.address, batch.escrow) &&
+        event.args.channelId.toLowerCase() === channelId.toLowerCase() &&
+        (amount === undefined || event.args.amount === amount),
+    );
+    if (receipt.status === 'success' && intoChannel) return 'deposited';
   }
-  return false;
+  return 'spent-otherwise';
 }
 
 /** What the escrow's Refunded event of this channel in `receipt` returned to the payer; 0 when none. */

@@ -10,15 +10,13 @@
 export class VersionedCache<T> {
   private readonly entries = new Map<string, Entry<T>>();
   private weighed = 0;
-  /** What each owner's loaded values weigh together (owners with none are not kept). */
-  private readonly weighedByOwner = new Map<string, number>();
 
   /**
    * Beyond `maxEntries`, or once the values weigh more than `weighing.maxWeight`, the least recently
    * read keys go first; the key just read stays, even alone above the bound, and so does a load on
    * its way while a loaded value can go (it weighs nothing yet, and its waiters share it). Above the
-   * weight, the keys of owners (`get`'s `owner`) above their fair share go first: one owner's heavy
-   * keys read in turn drop its own, not everyone else's.
+   * weight, the older keys of the owner (`get`'s `owner`) whose key outgrew it go first, then the
+   * least recently read: one owner's heavy keys read in turn drop its own, not everyone else's.
    */
   constructor(
     private readonly maxEntries: number,
@@ -65,31 +63,22 @@ export class VersionedCache<T> {
   private weigh(key: string, entry: Entry<T>, value: T): void {
     if (!this.weighing) return;
     const weight = this.weighing.weigh(value);
-    this.addWeight(entry, weight - entry.weight);
+    this.weighed += weight - entry.weight;
     entry.weight = weight;
-    if (this.weighed > this.weighing.maxWeight) this.dropAboveFairShare(key, this.weighing.maxWeight);
+    if (this.weighed > this.weighing.maxWeight) this.dropOwnOlder(key, entry.owner, this.weighing.maxWeight);
     while (this.weighed > this.weighing.maxWeight && this.dropOldest(key, true));
   }
 
   /**
-   * Drops, least recently read first, loaded keys but `keep` whose owner's values weigh more than
-   * its fair share (the bound over the owners holding any), until the values fit: one owner's heavy
-   * keys read in turn push out its own, while a site read lately stays whoever's it is. One pass.
+   * Drops `owner`'s loaded keys but `keep`, least recently read first, until the values fit: the
+   * owner whose key outgrew the cache pays first (one account's heavy sites read in turn push out
+   * its own), and past that the least recently read go, whoever's (a site read lately stays). One pass.
    */
-  private dropAboveFairShare(keep: string, maxWeight: number): void {
+  private dropOwnOlder(keep: string, owner: string, maxWeight: number): void {
     for (const [key, entry] of this.entries) {
       if (this.weighed <= maxWeight) return;
-      if (key === keep || !entry.loaded || entry.weight === 0) continue;
-      const owned = this.weighedByOwner.get(entry.owner) ?? 0;
-      if (owned > maxWeight / this.weighedByOwner.size) this.drop(key, entry);
+      if (key !== keep && entry.loaded && entry.owner === owner && entry.weight > 0) this.drop(key, entry);
     }
-  }
-
-  private addWeight(entry: Entry<T>, change: number): void {
-    this.weighed += change;
-    const owned = (this.weighedByOwner.get(entry.owner) ?? 0) + change;
-    if (owned > 0) this.weighedByOwner.set(entry.owner, owned);
-    else this.weighedByOwner.delete(entry.owner);
   }
 
   /** Drops the least recently read key but `keep` (a loaded one first, or only with `loadedOnly`); whether one went. */
@@ -109,7 +98,7 @@ export class VersionedCache<T> {
 
   private drop(key: string, entry: Entry<T>): void {
     this.entries.delete(key);
-    this.addWeight(entry, -entry.weight);
+    this.weighed -= entry.weight;
   }
 }
 

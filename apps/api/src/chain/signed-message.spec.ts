@@ -167,6 +167,16 @@ describe('signedMessageBy', () => {
     }
   });
 
+  it('answers "not signed" when the wallet’s check halts within the gas cap (out of memory gas): the code’s answer, not the node’s failure', async () => {
+    // Read as the node's failure (unchecked), a stranger's signature naming such code made a payer's
+    // sign-in 503 and a non-payer's 402: one probe told a page bought.
+    const halting = newWallet().address;
+    await devTestClient(rpcUrl).setCode({ address: halting, bytecode: '0x621000006000fd' }); // reverts with 1 MB
+    const { chain } = counted();
+    const signature = await newWallet().signMessage({ message });
+    expect(await signedMessageBy(chain, { address: halting, message, signature })).toBe(false);
+  });
+
   it('answers "not signed" when the wallet itself reverts: a revert is the wallet’s answer, not the node’s failure', async () => {
     // An address whose code reverts on every call stands for a wallet refusing the signature by reverting.
     const reverting = newWallet().address;

@@ -11,7 +11,7 @@ import {
 import { verifyHash } from 'viem/actions';
 import { hasCode } from './account-code';
 import type { ChainContext } from './chain-context';
-import { isRevert } from './revert';
+import { isExecutionHalt, isRevert } from './revert';
 
 /**
  * Whether `address` signed `message` (EIP-191), EOAs and smart wallets (ERC-1271, ERC-6492, ERC-8010)
@@ -78,7 +78,10 @@ function watchedRequests(client: PublicClient): { client: PublicClient; failed: 
     try {
       return await client.request(withGasCap(args) as never, options as never);
     } catch (error) {
-      if (!isRevert(error)) failures++;
+      // A revert or a halt within the gas cap is the wallet's answer (a contract that burns the cap
+      // or returns more than memory gas allows says no), never the node's failure: read as such, a
+      // stranger's signature naming such code made a payer's sign-in 503 and a non-payer's 402.
+      if (!isRevert(error) && !isExecutionHalt(error)) failures++;
       throw error;
     }
   }) as PublicClient['request'];

@@ -1,5 +1,5 @@
 import { transferProofMessage, USDC_ABI } from '@crawlgate/core';
-import { devPublicClient, devTestClient } from '@crawlgate/devchain';
+import { devPublicClient } from '@crawlgate/devchain';
 import {
   encodeAbiParameters,
   encodeEventTopics,
@@ -62,26 +62,37 @@ describe('transferSignedFor', () => {
   const { rpcUrl } = workerChain();
 
   it('finds an honest smart wallet’s transfer behind a co-payer whose check the node cannot answer', async () => {
-    // A co-payer's contract (in a public bundle, anyone's) that reverts with 1 MB, about as much as a
-    // check's gas cap lets it (2 MB ran out of gas, a refusal): the node's answer is too large to
-    // read, so its check is unchecked. That must not hold up the next payer's.
+    // A co-payer (in a public bundle, anyone's) whose check the node refuses (a rate limit on that
+    // call): unchecked, which must not hold up the next payer's. (A contract whose check halts, out
+    // of gas or of memory gas, is the contract's "no", not a node that cannot answer.)
     const { owner, wallet: honest } = await deployBareTestWallet(rpcUrl);
-    const bomb = newWallet().address;
-    await devTestClient(rpcUrl).setCode({ address: bomb, bytecode: '0x621000006000fd' });
-    const candidates = [
-      { payer: bomb.toLowerCase() as Hex, logIndex: 0 },
-      { payer: honest.toLowerCase() as Hex, logIndex: 1 },
-    ];
-    const chain = { publicClient: devPublicClient(rpcUrl) } as never;
-    const signature = await owner.signMessage({ message: transferProofMessage(gateRef, hash) });
-    await expect(transferSignedFor(chain, gateRef, hash, candidates, new Set(), new Set(), signature)).resolves.toEqual(
-      candidates[1],
+    const coPayer = (await deployBareTestWallet(rpcUrl)).wallet;
+    const refusing = await startRpcRewriter(
+      rpcUrl,
+      ({ result }) => result,
+      ({ method, params }) =>
+        method === 'eth_call' && JSON.stringify(params).toLowerCase().includes(coPayer.slice(2).toLowerCase())
+          ? { code: -32005, message: 'limit exceeded' }
+          : undefined,
     );
-    // With no payer whose check holds, the one that could not be checked makes it a 503, not a 402.
-    const stranger = await newWallet().signMessage({ message: transferProofMessage(gateRef, hash) });
-    await expect(
-      transferSignedFor(chain, gateRef, hash, candidates, new Set(), new Set(), stranger),
-    ).rejects.toMatchObject({ status: 503 });
+    try {
+      const candidates = [
+        { payer: coPayer.toLowerCase() as Hex, logIndex: 0 },
+        { payer: honest.toLowerCase() as Hex, logIndex: 1 },
+      ];
+      const chain = { publicClient: devPublicClient(refusing.url) } as never;
+      const signature = await owner.signMessage({ message: transferProofMessage(gateRef, hash) });
+      await expect(
+        transferSignedFor(chain, gateRef, hash, candidates, new Set(), new Set(), signature),
+      ).resolves.toEqual(candidates[1]);
+      // With no payer whose check holds, the one that could not be checked makes it a 503, not a 402.
+      const stranger = await newWallet().signMessage({ message: transferProofMessage(gateRef, hash) });
+      await expect(
+        transferSignedFor(chain, gateRef, hash, candidates, new Set(), new Set(), stranger),
+      ).rejects.toMatchObject({ status: 503 });
+    } finally {
+      await refusing.close();
+    }
   });
 });
 

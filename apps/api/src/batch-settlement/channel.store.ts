@@ -75,6 +75,7 @@ export interface SentDeposit extends SentTransaction {
   payer: string;
   authorizationNonce: string;
   amount: bigint | null;
+  validBefore: Date | null;
 }
 
 /** A claim, settle, refund or deposit transaction of ours written down and not seen landed (relayerTransactionsOnTheirWay). */
@@ -1041,6 +1042,7 @@ export class ChannelStore {
         payer: true,
         authorizationNonce: true,
         amount: true,
+        validBefore: true,
       },
       orderBy: { createdAt: 'asc' },
     });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   devTestClient,
+  increaseTime,
   signAuthorization,
   signCancelAuthorization,
   testUsdcAbi,
@@ -191,6 +192,23 @@ describe('a relayed deposit reverted after its request stopped waiting', () => {
     await fundEth(app, stranger.address);
     const copy = { to: ours.to!, data: ours.input, gas: ours.gas };
     expect((await mineAhead(stranger, copy, deposit)).status).toBe('reverted');
+
+    await depositing.app.get(RelayerDepositsService).followOnTheirWay();
+    expect(await db.database.sql.query('SELECT 1 FROM channel_deposits WHERE landed_at IS NULL')).toEqual([]);
+    expect(await app.app.get(RelayRefusalsStore).isRefused(app.chain.chainId, payer.address)).toBe(false);
+  }, 90_000);
+
+  // Last: it moves the chain's clock an hour ahead of the wall clock, which authorizations are signed by.
+  it('refuses nobody when the deposit was mined only after its authorization expired: the payer moved nothing', async () => {
+    // Stuck behind the relayer's fees or its other transactions, a deposit can land past the
+    // authorization's validBefore: the token refuses it, its nonce stays unused, and the payer was
+    // refused for a day as if it had moved its funds.
+    const { payer, deposit } = await depositLeftPending();
+    await increaseTime(app.chain.rpcUrl, 3_600);
+    const test = devTestClient(app.chain.rpcUrl);
+    await test.mine({ blocks: 1 });
+    await test.setAutomine(true);
+    expect((await app.chain.publicClient.getTransactionReceipt({ hash: deposit })).status).toBe('reverted');
 
     await depositing.app.get(RelayerDepositsService).followOnTheirWay();
     expect(await db.database.sql.query('SELECT 1 FROM channel_deposits WHERE landed_at IS NULL')).toEqual([]);

@@ -4,7 +4,7 @@ import type { ChainContext } from '../chain/chain-context';
 import { logRepricing, repriceIfStuck } from '../chain/fee-bump';
 import { sentTransactionFate } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
-import { authorizationSpentBy } from '../chain/escrow';
+import { authorizationSpentBy, minedPastValidity } from '../chain/escrow';
 import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore, type SentDeposit } from './channel.store';
@@ -57,12 +57,15 @@ export class RelayerDepositsService {
   }
 
   /**
-   * Whether the payer made the reverted deposit `sent` revert: its authorization unused (the funds
-   * moved), or spent otherwise than by a copy's deposit, as the token's events up to its block show.
+   * Whether the payer made the reverted deposit `sent` revert: mined before its authorization expired,
+   * with the authorization unused (the funds moved) or spent otherwise than by a copy's deposit, as
+   * the token's events up to its block show.
    */
   private async madeToRevert(sent: SentDeposit): Promise<boolean> {
-    if (!(await isAuthorizationUsed(this.chain, sent.payer as Hex, sent.authorizationNonce as Hex))) return true;
     const { blockNumber } = await this.chain.publicClient.getTransactionReceipt({ hash: sent.txHash as Hash });
+    // Mined too late, the token refused it for its age: the payer moved nothing.
+    if (sent.validBefore && (await minedPastValidity(this.chain, blockNumber, sent.validBefore))) return false;
+    if (!(await isAuthorizationUsed(this.chain, sent.payer as Hex, sent.authorizationNonce as Hex))) return true;
     const spentBy = await authorizationSpentBy(
       this.chain,
       this.chain.batchSettlement!,

@@ -19,6 +19,7 @@ import {
   channelIdOf,
   depositCalldata,
   authorizationSpentBy,
+  minedPastValidity,
   depositNonce,
   readConfirmedChannel,
   type OnChainChannel,
@@ -607,8 +608,9 @@ export class VoucherPaymentsService {
         )
           return null;
         // Else the payer made it revert (funds or code moved after the simulation, or its
-        // authorization spent otherwise): not relayed again for a while.
-        await this.relayRefusals.refuse(this.chain.chainId, config.payer, receipt.transactionHash);
+        // authorization spent otherwise): not relayed again for a while. Not when it landed too late.
+        if (!(await onChain(() => minedPastValidity(this.chain, receipt.blockNumber, lease.validBefore))))
+          await this.relayRefusals.refuse(this.chain.chainId, config.payer, receipt.transactionHash);
         throw new PaymentRejected(
           BATCH_REASONS.depositTransactionFailed,
           'The deposit transaction reverted; nothing was charged',

@@ -345,6 +345,15 @@ export async function authorizationSpentBy(
   return 'spent-otherwise';
 }
 
+/**
+ * Whether block `blockNumber` is stamped at or past `validBefore`: an authorization mined there was
+ * refused by the token for its age (a relayed transaction stuck behind fees), not by its payer.
+ */
+export async function minedPastValidity(chain: ChainContext, blockNumber: bigint, validBefore: Date): Promise<boolean> {
+  const { timestamp } = await chain.publicClient.getBlock({ blockNumber });
+  return timestamp * 1000n >= BigInt(validBefore.getTime());
+}
+
 /** What the escrow's Refunded event of this channel in `receipt` returned to the payer; 0 when none. */
 export function refundedIn(receipt: TransactionReceipt, batch: BatchSettlementChain, channelId: Hex): bigint {
   const events = parseEventLogs({ abi: BATCH_SETTLEMENT_ABI, eventName: 'Refunded', logs: receipt.logs });

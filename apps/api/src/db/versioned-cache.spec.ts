@@ -173,6 +173,21 @@ describe('VersionedCache weighed', () => {
     expect(cache.weight).toBeLessThanOrEqual(100);
   });
 
+  it('keeps an owner’s own busy keys over others’ stale ones while it holds little of the cache', async () => {
+    // Dropping the owner's own older keys first, always, recompiled a publisher's two sites read in
+    // turn on every read while a hundred stale sites of others stayed.
+    const cache = new VersionedCache<{ name: string; weight: number }>(1_000, {
+      maxWeight: 100,
+      weigh: (value) => value.weight,
+    });
+    const loads: string[] = [];
+    const load = (name: string, weight: number) => async () => (loads.push(name), valued(name, weight));
+    for (let i = 0; i < 100; i++) await cache.get(`stale ${i}`, 1, load(`stale ${i}`, 1), `owner ${i}`);
+    for (let round = 0; round < 20; round++)
+      for (const name of ['one', 'two']) await cache.get(name, 1, load(name, 5), 'publisher');
+    expect(loads.filter((name) => !name.startsWith('stale'))).toEqual(['one', 'two']);
+  });
+
   it('drops the older keys of the owner whose key outgrew the cache first: one owner’s heavy keys read in turn drop its own, not another’s', async () => {
     const cache = weighed();
     const loads: string[] = [];

@@ -15,8 +15,9 @@ export class VersionedCache<T> {
    * Beyond `maxEntries`, or once the values weigh more than `weighing.maxWeight`, the least recently
    * read keys go first; the key just read stays, even alone above the bound, and so does a load on
    * its way while a loaded value can go (it weighs nothing yet, and its waiters share it). Above the
-   * weight, the older keys of the owner (`get`'s `owner`) whose key outgrew it go first, then the
-   * least recently read: one owner's heavy keys read in turn drop its own, not everyone else's.
+   * weight, the older keys of an owner (`get`'s `owner`) holding more than half of it go first when
+   * its key outgrew it, then the least recently read: one owner's heavy keys read in turn drop its
+   * own, not everyone else's.
    */
   constructor(
     private readonly maxEntries: number,
@@ -65,14 +66,23 @@ export class VersionedCache<T> {
     const weight = this.weighing.weigh(value);
     this.weighed += weight - entry.weight;
     entry.weight = weight;
-    if (this.weighed > this.weighing.maxWeight) this.dropOwnOlder(key, entry.owner, this.weighing.maxWeight);
-    while (this.weighed > this.weighing.maxWeight && this.dropOldest(key, true));
+    const max = this.weighing.maxWeight;
+    if (this.weighed > max && this.weightOf(entry.owner) > max / 2) this.dropOwnOlder(key, entry.owner, max);
+    while (this.weighed > max && this.dropOldest(key, true));
+  }
+
+  /** What `owner`'s loaded values weigh together. */
+  private weightOf(owner: string): number {
+    let weight = 0;
+    for (const entry of this.entries.values()) if (entry.owner === owner) weight += entry.weight;
+    return weight;
   }
 
   /**
-   * Drops `owner`'s loaded keys but `keep`, least recently read first, until the values fit: the
-   * owner whose key outgrew the cache pays first (one account's heavy sites read in turn push out
-   * its own), and past that the least recently read go, whoever's (a site read lately stays). One pass.
+   * Drops `owner`'s loaded keys but `keep`, least recently read first, until the values fit: an owner
+   * holding more than half the cache pays first for its own key's growth (one account's heavy sites
+   * read in turn push out its own); otherwise the least recently read go, whoever's (a site read
+   * lately stays, and an owner's own busy sites are not dropped before stale ones). One pass.
    */
   private dropOwnOlder(keep: string, owner: string, maxWeight: number): void {
     for (const [key, entry] of this.entries) {

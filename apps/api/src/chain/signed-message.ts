@@ -13,6 +13,20 @@ import { hasCode } from './account-code';
 import type { ChainContext } from './chain-context';
 import { isExecutionHalt, isRevert } from './revert';
 
+/** An EIP-191 message, the address said to have signed it, and the signature. */
+export interface SignedMessage {
+  address: Address;
+  message: string;
+  signature: Hex;
+}
+
+/** Whether `signature` is `address`'s own plain (ECDSA) signature of `message`: recovered here, no RPC call. */
+export async function signedLocally({ address, message, signature }: SignedMessage): Promise<boolean> {
+  if (size(signature) !== 65) return false;
+  const signer = await recoverMessageAddress({ message, signature }).catch(() => undefined);
+  return signer !== undefined && isAddressEqual(signer, address);
+}
+
 /**
  * Whether `address` signed `message` (EIP-191), EOAs and smart wallets (ERC-1271, ERC-6492, ERC-8010)
  * alike; 'unchecked' when only the chain could tell and a call to it failed (a failure is not a "no").
@@ -22,24 +36,9 @@ import { isExecutionHalt, isRevert } from './revert';
  * itself) after one code read, never a verification; the rest asks the chain (a contract wallet's
  * isValidSignature, or a wrapper for a wallet not deployed yet) through viem's verifyHash.
  */
-/** Whether `signature` is `address`'s own plain (ECDSA) signature of `message`: recovered here, no RPC call. */
-export async function signedLocally({
-  address,
-  message,
-  signature,
-}: {
-  address: Address;
-  message: string;
-  signature: Hex;
-}): Promise<boolean> {
-  if (size(signature) !== 65) return false;
-  const signer = await recoverMessageAddress({ message, signature }).catch(() => undefined);
-  return signer !== undefined && isAddressEqual(signer, address);
-}
-
 export async function signedMessageBy(
   chain: Pick<ChainContext, 'publicClient'>,
-  { address, message, signature }: { address: Address; message: string; signature: Hex },
+  { address, message, signature }: SignedMessage,
   beforeAskingChain?: () => Promise<void>,
 ): Promise<boolean | 'unchecked'> {
   if (await signedLocally({ address, message, signature })) return true;
@@ -50,6 +49,18 @@ export async function signedMessageBy(
     if (code === 'unknown') return 'unchecked';
     if (code === 'none') return false;
   }
+  return signedOnChain(chain, { address, message, signature });
+}
+
+/**
+ * Whether the chain says `address` signed `message`: a contract wallet's isValidSignature, or a
+ * wrapper's (ERC-6492, ERC-8010), through viem's verifyHash, with no local recovery or code read
+ * first (signedMessageBy's, for a caller that made them). 'unchecked' when a call to it failed.
+ */
+export async function signedOnChain(
+  chain: Pick<ChainContext, 'publicClient'>,
+  { address, message, signature }: SignedMessage,
+): Promise<boolean | 'unchecked'> {
   // viem answers false for any failed eth_call (a node's rate limit as much as the wallet's revert),
   // and throws alike for junk it cannot parse: so the answer is read from the requests themselves.
   // A "no" stands only when every request the verification made was answered, or reverted.

@@ -11,14 +11,14 @@ import {
 } from '@crawlgate/core';
 import { getAddress, isErc6492Signature, isErc8010Signature, type Address, type Hex } from 'viem';
 import { AccessTokenService } from '../access-tokens/access-token.service';
+import { hasCode } from '../chain/account-code';
 import type { ChainContext } from '../chain/chain-context';
-import { signedLocally, signedMessageBy } from '../chain/signed-message';
+import { signedLocally, signedOnChain } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
 import type { Site } from '../generated/prisma/client';
 import { ApiError } from '../http/api-error';
 import { spendFromBucket } from '../rate-limit/bucket';
 import { SIGN_IN_CHAIN_CHECKS_PER_PUBLISHER, SIGN_IN_CHAIN_CHECKS_PER_WALLET_PATH } from '../rate-limit/limits';
-import { hasCode } from '../chain/account-code';
 import { SiteSecretsService } from '../sites/site-secrets.service';
 import { expectedSiweMessage } from './siwx-message';
 import { SiwxStore } from './siwx.store';
@@ -38,8 +38,9 @@ const uncheckable = () =>
  * Re-access with x402's sign-in-with-x: a wallet proves it is the payer of a path on this site and
  * gets that payment's token again, unchanged, so access never outlasts what was paid. Checks, cheap
  * first: a nonce this site issued for this path and not expired, the proof's domain, URI and chain,
- * a confirmed payment by that wallet for that path whose token lives, then the signature over the
- * message rebuilt from what we expect, and last the nonce spent once (a replay is refused).
+ * the signature over the message rebuilt from what we expect as far as it can be judged alike for
+ * every wallet (refuseWhatNoPayerSends), a confirmed payment by that wallet for that path whose token
+ * lives, then a contract wallet's own check, and last the nonce spent once (a replay is refused).
  */
 @Injectable()
 export class SiwxService {
@@ -103,7 +104,8 @@ export class SiwxService {
         'This wallet has no payment for this path on this site whose access token is still valid',
       );
     }
-    const proven = own || (await signedMessageBy(this.chain, signed));
+    // Recovered above, or a contract wallet whose code was read above: only its own check is left.
+    const proven = own || (await signedOnChain(this.chain, signed));
     if (proven === 'unchecked') throw uncheckable();
     if (!proven) throw notProven();
     if (!(await this.store.spendNonce(proof.nonce, site.id, new Date(nonce.exp * 1000)))) {

@@ -4,10 +4,9 @@ import type { ChainContext } from '../chain/chain-context';
 import { logRepricing, repriceIfStuck } from '../chain/fee-bump';
 import { sentTransactionFate } from '../chain/transaction-state';
 import { CHAIN } from '../chain/tokens';
-import { authorizationSpentBy, minedPastValidity } from '../chain/escrow';
-import { isAuthorizationUsed } from '../payments/authorization-checks';
 import { RelayRefusalsStore } from '../payments/relay-refusals.store';
 import { ChannelStore, type SentDeposit } from './channel.store';
+import { whyDepositReverted } from './reverted-deposit';
 
 /**
  * The deposits the relayer sent for payers (written down once signed: channel_deposits), followed
@@ -42,10 +41,8 @@ export class RelayerDepositsService {
     const chainId = this.chain.chainId;
     const fate = await sentTransactionFate(this.chain, sent);
     if (fate === 'landed') return this.store.recordDepositLanded(chainId, sent.txHash);
-    // The payer made it revert (its authorization cancelled or spent otherwise, as the token's events
-    // show): its deposits are not relayed for a while. Not when a copy of it (anyone may call the
-    // escrow's deposit) made the deposit first, nor when no event says (a node's gap).
-    if (fate === 'reverted' && (await this.madeToRevert(sent)))
+    // The payer made it revert: its deposits are not relayed for a while (whyDepositReverted).
+    if (fate === 'reverted' && (await this.whyReverted(sent)) === 'payer')
       await this.refusals.refuse(chainId, sent.payer, sent.txHash);
     if (fate === 'reverted' || fate === 'dead') return this.store.dropDeposit(chainId, sent.txHash);
     if (fate !== 'pending') return;
@@ -56,27 +53,16 @@ export class RelayerDepositsService {
     logRepricing(this.logger, 'the deposit', hash, repricing);
   }
 
-  /**
-   * Whether the payer made the reverted deposit `sent` revert: mined before its authorization expired,
-   * with the authorization unused (the funds moved) or spent otherwise than by a copy's deposit, as
-   * the token's events up to its block show.
-   */
-  private async madeToRevert(sent: SentDeposit): Promise<boolean> {
+  /** Why the reverted deposit `sent` reverted, judged at the block it was mined in. */
+  private async whyReverted(sent: SentDeposit) {
     const { blockNumber } = await this.chain.publicClient.getTransactionReceipt({ hash: sent.txHash as Hash });
-    // Mined too late, the token refused it for its age: the payer moved nothing.
-    if (sent.validBefore && (await minedPastValidity(this.chain, blockNumber, sent.validBefore))) return false;
-    if (!(await isAuthorizationUsed(this.chain, sent.payer as Hex, sent.authorizationNonce as Hex))) return true;
-    const spentBy = await authorizationSpentBy(
-      this.chain,
-      this.chain.batchSettlement!,
-      {
-        payer: sent.payer as Hex,
-        nonce: sent.authorizationNonce as Hex,
-        channelId: sent.channelId as Hex,
-        amount: sent.amount ?? undefined,
-      },
-      blockNumber,
-    );
-    return spentBy === 'spent-otherwise';
+    const relayed = {
+      channelId: sent.channelId as Hex,
+      payer: sent.payer as Hex,
+      nonce: sent.authorizationNonce as Hex,
+      amount: sent.amount ?? undefined,
+      validBefore: sent.validBefore ?? undefined,
+    };
+    return whyDepositReverted(this.chain, this.chain.batchSettlement!, relayed, blockNumber);
   }
 }

@@ -15,15 +15,7 @@ import { isAddressEqual, zeroAddress, type Hash, type Hex } from 'viem';
 import { AccessTokenService, type IssuedToken } from '../access-tokens/access-token.service';
 import type { BatchSettlementChain, ChainContext } from '../chain/chain-context';
 import { hasCode } from '../chain/account-code';
-import {
-  channelIdOf,
-  depositCalldata,
-  authorizationSpentBy,
-  minedPastValidity,
-  depositNonce,
-  readConfirmedChannel,
-  type OnChainChannel,
-} from '../chain/escrow';
+import { channelIdOf, depositCalldata, depositNonce, readConfirmedChannel, type OnChainChannel } from '../chain/escrow';
 import { SignerKeys } from '../chain/signer-keys';
 import { CHAIN } from '../chain/tokens';
 import type { AppConfig } from '../config/config';
@@ -56,6 +48,7 @@ import {
   revertMessage,
 } from '../payments/chain-errors';
 import { isAuthorizationUsed } from '../payments/authorization-checks';
+import { whyDepositReverted } from './reverted-deposit';
 import { PaymentRejected, RELAY_REASONS } from '../payments/payment-rejected';
 import { payerCoverageNow } from '../payments/payer-balance';
 import { PayerTurnBusy, PaymentStore, type MoneyInFlight, type PayerKey } from '../payments/payment.store';
@@ -597,20 +590,12 @@ export class VoucherPaymentsService {
         throw depositOnItsWay();
       }
       if (receipt.status !== 'success') {
-        // A copy of ours (the escrow's deposit is anyone's to call) landed first: the deposit is made.
-        // Not a nonce merely used: the payer may have cancelled it, or spent it on a transfer of its own.
-        // A nonce used is refused only on the token's word: with no event of it found, a copy's, as before.
-        const copy = { payer: config.payer, nonce, channelId, amount: deposit!.amount };
-        if (
-          (await used()) &&
-          (await onChain(() => authorizationSpentBy(this.chain, batch, copy, receipt.blockNumber))) !==
-            'spent-otherwise'
-        )
-          return null;
-        // Else the payer made it revert (funds or code moved after the simulation, or its
-        // authorization spent otherwise): not relayed again for a while. Not when it landed too late.
-        if (!(await onChain(() => minedPastValidity(this.chain, receipt.blockNumber, lease.validBefore))))
-          await this.relayRefusals.refuse(this.chain.chainId, config.payer, receipt.transactionHash);
+        // A copy of ours landed first: the deposit is made. Made to revert by the payer: not relayed
+        // again for a while. Mined too late: the payer moved nothing.
+        const relayed = { channelId, payer: config.payer, nonce, amount: lease.amount, validBefore: lease.validBefore };
+        const why = await onChain(() => whyDepositReverted(this.chain, batch, relayed, receipt.blockNumber));
+        if (why === 'copy') return null;
+        if (why === 'payer') await this.relayRefusals.refuse(this.chain.chainId, config.payer, receipt.transactionHash);
         throw new PaymentRejected(
           BATCH_REASONS.depositTransactionFailed,
           'The deposit transaction reverted; nothing was charged',

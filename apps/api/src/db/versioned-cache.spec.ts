@@ -77,8 +77,12 @@ describe('VersionedCache', () => {
 describe('VersionedCache weighed', () => {
   /** A value whose weight the test sets, as a site's price table grows when keyed tables are built on it. */
   const valued = (name: string, weight: number) => ({ name, weight });
-  const weighed = () =>
-    new VersionedCache<{ name: string; weight: number }>(10, { maxWeight: 100, weigh: (value) => value.weight });
+  /** Values of up to 100 together, in at most `maxEntries` keys. */
+  const weighed = (maxEntries = 10) =>
+    new VersionedCache<{ name: string; weight: number }>(maxEntries, {
+      maxWeight: 100,
+      weigh: (value) => value.weight,
+    });
 
   it('drops the least recently read keys once its values weigh more than its bound, never the one just read', async () => {
     const cache = weighed();
@@ -156,10 +160,7 @@ describe('VersionedCache weighed', () => {
   it('keeps a key read lately whoever owns it: the heaviest owner’s busy key stays while others’ load in turn', async () => {
     // Dropping the heaviest owner's keys first, whatever was read lately, compiled such a busy site
     // again on nearly every read (88 times in 90 rounds), on its publisher's budget.
-    const cache = new VersionedCache<{ name: string; weight: number }>(100, {
-      maxWeight: 100,
-      weigh: (value) => value.weight,
-    });
+    const cache = weighed(100);
     const loads: string[] = [];
     const load = (name: string, weight: number) => async () => (loads.push(name), valued(name, weight));
     // Small sites of many publishers, read long ago (each below any fair share): what a cache holds.
@@ -176,10 +177,7 @@ describe('VersionedCache weighed', () => {
   it('keeps an owner’s own busy keys over others’ stale ones while it holds little of the cache', async () => {
     // Dropping the owner's own older keys first, always, recompiled a publisher's two sites read in
     // turn on every read while a hundred stale sites of others stayed.
-    const cache = new VersionedCache<{ name: string; weight: number }>(1_000, {
-      maxWeight: 100,
-      weigh: (value) => value.weight,
-    });
+    const cache = weighed(1_000);
     const loads: string[] = [];
     const load = (name: string, weight: number) => async () => (loads.push(name), valued(name, weight));
     for (let i = 0; i < 100; i++) await cache.get(`stale ${i}`, 1, load(`stale ${i}`, 1), `owner ${i}`);

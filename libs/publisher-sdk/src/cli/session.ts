@@ -32,7 +32,7 @@ export async function openSession(values: Values, io: CliIo): Promise<Session> {
     throw new CliError(
       'CRAWLGATE_API_KEY is set, but no API for it: it is sent only to the API CRAWLGATE_API_URL or --api names, never to the one a config file saved for a key of its own. Set CRAWLGATE_API_URL, pass --api, or unset CRAWLGATE_API_KEY to use the saved login',
     );
-  const envKey = (envUrl === undefined ? flagUrl !== undefined : sameApi(givenUrl!, envUrl)) ? anyEnvKey : undefined;
+  const envKey = envUrl === undefined || sameApi(givenUrl!, envUrl) ? anyEnvKey : undefined;
   // Read only when needed: a session given wholly by the environment does not depend on a config file.
   const config = givenUrl !== undefined && envKey !== undefined ? {} : await readConfig(path);
   const apiUrl = givenUrl ?? config.apiUrl;

@@ -8,6 +8,7 @@ import { loadConfig, loggableUrl } from './config/config';
 import { databaseKind, openDatabase } from './db/database';
 import { dashboardBuilt } from './dashboard/serve-dashboard';
 import { migrate } from './db/migrator';
+import { relayerBroadcastTurn, relayerTurnWaitMs } from './db/relayer-broadcast-turn';
 import { SiteSecretsService } from './sites/site-secrets.service';
 
 /** Blanks the configured URLs' secrets from every line, also before the app's own logger exists and on a failed start. */
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
     `Database: ${database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}/pglite` : 'PostgreSQL'}; ${applied.length} migration(s) applied`,
   );
 
-  const chain = await connectChain(config.chain);
+  const chain = await connectChain(config.chain, relayerBroadcastTurn(database, relayerTurnWaitMs(config.chain)));
   logger.log(
     `Chain: ${chain.context.network.name} (chain id ${chain.context.chainId}) at ${loggableUrl(chain.context.rpcUrl)}, USDC ${chain.context.usdc}`,
   );

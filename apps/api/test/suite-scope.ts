@@ -70,6 +70,7 @@ export const POSTGRESQL_ONLY = [
   // On PostgreSQL in either run (a fault proxy in front of a server).
   'src/faults/database-outage.spec.ts',
   'src/faults/payer-turn-stall.spec.ts',
+  'src/faults/relayer-turn-stall.spec.ts',
   'src/batch-settlement/deposit-exact-coverage.spec.ts',
 ];
 

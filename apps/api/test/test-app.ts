@@ -6,6 +6,7 @@ import { ClaimerHeartbeatStore } from '../src/batch-settlement/claimer-heartbeat
 import { loadConfig, type AppConfig } from '../src/config/config';
 import type { ChainContext } from '../src/chain/chain-context';
 import type { Database } from '../src/db/database';
+import { relayerBroadcastTurn, relayerTurnWaitMs } from '../src/db/relayer-broadcast-turn';
 import { httpCaller, type Call } from './http-call';
 import { endFeeSpike, testChainConfig, testChainContext } from './test-chain';
 import { createTestDatabase } from './test-database';
@@ -58,7 +59,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...overrides,
     chain: testChainConfig(chainOverrides),
   };
-  const chain = testChainContext(config.chain, options.chainRpcUrl);
+  const chain = testChainContext(
+    config.chain,
+    options.chainRpcUrl,
+    relayerBroadcastTurn(database, relayerTurnWaitMs(config.chain)),
+  );
   const chainSnapshot = options.isolateChain ? await snapshot(chain.rpcUrl) : undefined;
   const app = await createApp({
     config,

@@ -1,6 +1,7 @@
 import { DEV_ROLES, devTestClient } from '@crawlgate/devchain';
 import { serializeTransaction, type Hex, type Transaction } from 'viem';
 import { createChainContext, type ChainContext } from '../src/chain/chain-context';
+import type { AcrossInstances } from '../src/chain/relayer-nonces';
 import { LOCAL_CLAIM_AUTHORIZER } from '../src/chain/local-chain';
 import { loadConfig, type ChainConfig } from '../src/config/config';
 import type { TestChain } from './global-setup';
@@ -34,9 +35,17 @@ export function testChainConfig(overrides: Partial<ChainConfig> = {}): ChainConf
   };
 }
 
-/** A context on this worker's chain; `rpcUrl` points it elsewhere (an unreachable port, say). */
-export function testChainContext(config: ChainConfig = testChainConfig(), rpcUrl = workerChain().rpcUrl): ChainContext {
+/**
+ * A context on this worker's chain; `rpcUrl` points it elsewhere (an unreachable port, say). An
+ * app's takes turns with the other instances on its database (`relayerTurn`), as `npm start`'s does.
+ */
+export function testChainContext(
+  config: ChainConfig = testChainConfig(),
+  rpcUrl = workerChain().rpcUrl,
+  relayerTurn?: AcrossInstances,
+): ChainContext {
   return createChainContext({
+    relayerTurn,
     config,
     rpcUrl,
     relayerPrivateKey: DEV_ROLES.relayer.privateKey,

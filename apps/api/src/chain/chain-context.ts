@@ -22,7 +22,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import type { ChainConfig, FeeBumpConfig } from '../config/config';
 import type { LogSpan } from './log-spans';
-import { createRelayerNonces, type RelayerNonces } from './relayer-nonces';
+import { createRelayerNonces, type AcrossInstances, type RelayerNonces } from './relayer-nonces';
 import { batchingRpcFetch } from './rpc-batching';
 import { createRpcFetch } from './rpc-fetch';
 
@@ -69,6 +69,8 @@ export interface ChainContextOptions {
   usdc?: Address;
   /** Signs claim batches; without it batch settlement is off. */
   claimAuthorizerPrivateKey?: `0x${string}`;
+  /** Takes turns with the other API instances on the relayer's key (relayerBroadcastTurn); default: none. */
+  relayerTurn?: AcrossInstances;
 }
 
 export function createChainContext({
@@ -77,6 +79,7 @@ export function createChainContext({
   relayerPrivateKey,
   usdc,
   claimAuthorizerPrivateKey,
+  relayerTurn,
 }: ChainContextOptions): ChainContext {
   const network = getNetwork(config.network);
   const address = config.usdcAddress ?? usdc ?? network.usdc.address;
@@ -109,8 +112,9 @@ export function createChainContext({
     usdcVersion: network.usdc.version,
     publicClient,
     relayer: createWalletClient({ account, chain, transport: writes, pollingInterval: config.pollingIntervalMs }),
-    relayerNonces: createRelayerNonces(() =>
-      publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' }),
+    relayerNonces: createRelayerNonces(
+      () => publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' }),
+      relayerTurn,
     ),
     confirmations: config.confirmations,
     recentLogBlocks: BigInt(config.recentLogBlocks),

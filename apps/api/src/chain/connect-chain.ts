@@ -1,6 +1,7 @@
 import type { AppConfig } from '../config/config';
 import { assertChainId, createChainContext, type ChainContext } from './chain-context';
 import { prepareLocalChain } from './local-chain';
+import type { AcrossInstances } from './relayer-nonces';
 
 export interface ConnectedChain {
   context: ChainContext;
@@ -8,8 +9,11 @@ export interface ConnectedChain {
   stop(): Promise<void>;
 }
 
-/** The chain for `npm start`: on `local`, our own anvil and test USDC unless RPC_URL is given. */
-export async function connectChain(config: AppConfig['chain']): Promise<ConnectedChain> {
+/**
+ * The chain for `npm start`: on `local`, our own anvil and test USDC unless RPC_URL is given. The
+ * relayer's broadcasts take turns with the other instances' through `relayerTurn`.
+ */
+export async function connectChain(config: AppConfig['chain'], relayerTurn: AcrossInstances): Promise<ConnectedChain> {
   if (config.network === 'local') {
     const local = await prepareLocalChain(config);
     const context = createChainContext({
@@ -18,11 +22,17 @@ export async function connectChain(config: AppConfig['chain']): Promise<Connecte
       relayerPrivateKey: local.relayerPrivateKey,
       usdc: local.usdc,
       claimAuthorizerPrivateKey: local.claimAuthorizerPrivateKey,
+      relayerTurn,
     });
     await assertChainId(context);
     return { context, stop: local.stop };
   }
-  const context = createChainContext({ config, rpcUrl: config.rpcUrl!, relayerPrivateKey: config.relayerPrivateKey! });
+  const context = createChainContext({
+    config,
+    rpcUrl: config.rpcUrl!,
+    relayerPrivateKey: config.relayerPrivateKey!,
+    relayerTurn,
+  });
   await assertChainId(context);
   return { context, stop: async () => undefined };
 }

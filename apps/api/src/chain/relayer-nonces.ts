@@ -20,13 +20,37 @@ export interface RelayerNonces {
 export type RelayerTurn = 'claimer' | { payee: string };
 
 /**
+ * Runs `work` while no other API instance on the relayer's key runs its own broadcast, or throws
+ * RelayerTurnNotHad without running it. Each instance reads the pending count itself: one that read
+ * it while another was between its read and its send took the same nonce, and a node takes a
+ * transaction at a pending nonce as a replacement when its fees are a tenth higher (a newer
+ * estimate, an urgent claim), so the other's was never mined.
+ */
+export type AcrossInstances = <T>(work: () => Promise<T>) => Promise<T>;
+
+/** One process alone on its key (or the tests of one function). */
+const aloneOnTheKey: AcrossInstances = (work) => work();
+
+/** The turn across instances was not had (held too long by another, or the database failed): nothing was broadcast. */
+export class RelayerTurnNotHad extends Error {
+  constructor(why: string, cause?: unknown) {
+    super(why, { cause });
+    this.name = 'RelayerTurnNotHad';
+  }
+}
+
+/**
  * Assigns the relayer's nonces, one broadcast at a time. The nonce is the chain's pending count,
  * read just before each broadcast rather than counted here, so only transactions the node took use
  * one: a broadcast that failed, a transaction the chain lost, a restarted chain or another process
  * on the same key never leaves a gap, behind which nodes would hold every later transaction.
- * Only this step is serialized: settlements check, estimate and wait for receipts side by side.
+ * Only this step is serialized, within this process and, through `acrossInstances`, with the other
+ * API instances on the key: settlements check, estimate and wait for receipts side by side.
  */
-export function createRelayerNonces(pendingNonce: () => Promise<number>): RelayerNonces {
+export function createRelayerNonces(
+  pendingNonce: () => Promise<number>,
+  acrossInstances: AcrossInstances = aloneOnTheKey,
+): RelayerNonces {
   const claimer: (() => Promise<void>)[] = [];
   /** Each payee's waiting broadcasts, the payee whose turn is next first. */
   const payees = new Map<string, (() => Promise<void>)[]>();
@@ -53,7 +77,7 @@ export function createRelayerNonces(pendingNonce: () => Promise<number>): Relaye
   return {
     send(broadcast, turn) {
       return new Promise((resolve, reject) => {
-        const go = () => broadcastWithNextNonce(pendingNonce, broadcast).then(resolve, reject);
+        const go = () => acrossInstances(() => broadcastWithNextNonce(pendingNonce, broadcast)).then(resolve, reject);
         if (turn === 'claimer') claimer.push(go);
         else {
           const payee = turn.payee.toLowerCase();

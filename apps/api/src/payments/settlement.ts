@@ -2,7 +2,7 @@ import { encodeFunctionData, keccak256, type Address, type Hash, type Hex, type 
 import type { ChainContext } from '../chain/chain-context';
 import { aboveCap, feeCap, type FeeUrgency } from '../chain/fee-bump';
 import { sendSignedFromRelayer, type BeforeBroadcast } from '../chain/relayer-broadcast';
-import type { RelayerTurn } from '../chain/relayer-nonces';
+import { RelayerTurnNotHad, type RelayerTurn } from '../chain/relayer-nonces';
 import { ownReceipt } from '../chain/transaction-state';
 import { settlementCall, type SignedAuthorization } from './authorization-checks';
 import { chainUnavailable } from './chain-errors';
@@ -127,11 +127,18 @@ export async function broadcastFromRelayer(
   assertFeesWithinCap(chain, call, urgency);
   // Signed by the local key: the wallet client's signTransaction would ask the node for its chain id
   // again, a round trip inside the one step that runs a broadcast at a time.
-  return chain.relayerNonces.send(async (nonce) => {
-    const signed = await chain.relayer.account.signTransaction!({ ...call, nonce });
-    await beforeBroadcast?.(keccak256(signed), nonce);
-    return sendSignedFromRelayer(chain, signed);
-  }, turn);
+  return chain.relayerNonces
+    .send(async (nonce) => {
+      const signed = await chain.relayer.account.signTransaction!({ ...call, nonce });
+      await beforeBroadcast?.(keccak256(signed), nonce);
+      return sendSignedFromRelayer(chain, signed);
+    }, turn)
+    .catch((error: unknown) => {
+      // Nothing was signed: answered as any broadcast refused before it (the fee cap's).
+      if (error instanceof RelayerTurnNotHad)
+        throw Object.assign(chainUnavailable(`The relayer could not broadcast: ${error.message}`, 1), { cause: error });
+      throw error;
+    });
 }
 
 /**

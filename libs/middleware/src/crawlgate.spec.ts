@@ -1133,6 +1133,18 @@ describe('createCrawlgate', () => {
       expect(warnings.join()).toMatch(/never loaded; failMode closed: answering 503/);
     });
 
+    it('opens no page with a token meanwhile: its secret, the first configured, may be one the publisher revoked since (helper-436)', async () => {
+      const { fake, handle } = setup({ timeoutMs: 50, refreshMs: 20 });
+      fake.answerWith(() => ({ status: 500 }));
+      const answer = respond(await handle('/post/1', { authorization: `Bearer ${token('/post/1')}` }));
+      expect([answer.status, answer.headers['retry-after']]).toEqual([503, '30']);
+      // Once the terms load and list the secret, the same token opens its page.
+      fake.answerWith(() => undefined);
+      for (let i = 0; i < 100 && respond(await handle('/post/2')).status !== 402; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await handle('/post/1', { authorization: `Bearer ${token('/post/1')}` })).toEqual({ kind: 'pass' });
+    });
+
     it('allows no crawler by default meanwhile: the stored policy it could not read may charge search engines', async () => {
       const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
       const closed = setup({ timeoutMs: 50 });

@@ -303,8 +303,12 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
   });
   const live = liveSecrets(secrets, warn);
   /** The configured secrets that verify now (live-secrets.ts). */
-  // Lapsed terms may not know of a secret revoked since: nothing verifies until they load again.
-  const verifyingSecrets = () => (site.lapsed() ? [] : live(site.current()?.offer).verifying);
+  // Lapsed terms may not know of a secret revoked since, nor may the configuration before any terms
+  // loaded (its first secret may be one revoked since): nothing verifies until terms load.
+  const verifyingSecrets = () => {
+    const terms = site.current();
+    return !terms || site.lapsed() ? [] : live(terms.offer).verifying;
+  };
   const apiCalls = inFlightLimit(maxApiCalls);
   /** When a payment was last answered 503 for want of a slot: said once a minute, not once per request of a flood. */
   let busySaidAt = -Infinity;

@@ -2,8 +2,9 @@
  * Which of the configured access-token secrets the gate may use now. The API lists the secrets
  * that verify (GET /v1/site), its current one first, each with when it retires: a secret the
  * publisher revoked stops opening pages at the next refresh of the terms, one whose grace period
- * ends stops when it ends, whatever the configuration still says. Until terms that list them have
- * loaded, the first configured secret alone counts.
+ * ends stops when it ends, whatever the configuration still says. Terms that list none (an API
+ * before the list) leave the first configured secret alone to count; before any terms loaded, the
+ * gate verifies nothing (crawlgate.ts).
  */
 
 import { secretFingerprint, SECRET_SETTLEMENT_MARGIN_SECONDS, type SiteOffer } from '@crawlgate/core';
@@ -39,9 +40,8 @@ interface Listed {
 /** `warn` hears once each time the API's list changes to one that leaves the gate nothing to sign with. */
 export function liveSecrets(configured: readonly string[], warn: (message: string) => void): LiveSecrets {
   const byFingerprint = new Map(configured.map((secret) => [secretFingerprint(secret), secret]));
-  // Until the API has listed what verifies (it was out of reach at start-up), only the first
-  // configured secret, the one gates are signed with: a revoked one left in the configuration
-  // beside it opens nothing meanwhile.
+  // Until the API has listed what verifies, only the first configured secret, the one gates are
+  // signed with: a revoked one left in the configuration beside it opens nothing meanwhile.
   const unlisted: UsableSecrets = { verifying: [configured[0]], signing: { secret: configured[0] } };
   let listed: Listed[] | undefined;
   // Each refresh brings a new array: the list is read again only when its content changed.

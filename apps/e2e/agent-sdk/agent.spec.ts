@@ -3,7 +3,8 @@ import express from 'express';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { decodeBase64Json } from '@crawlgate/core';
 import { devTestClient, increaseTime } from '@crawlgate/devchain';
-import { createWalletClient, http } from 'viem';
+import { createWalletClient, http, type LocalAccount } from 'viem';
+import { toAccount } from 'viem/accounts';
 import { startGatedSite, GPTBOT, type GatedSite } from '../middleware/support/gated-site';
 import { fundEth, fundUsdc, newWallet, transfersTo } from '../../../apps/api/test/test-agent';
 import { firstPaid, startDroppingProxy } from './support/dropping-proxy';
@@ -59,7 +60,7 @@ describe('@crawlgate/agent', () => {
       budgetUsd?: string;
       payMode?: 'authorization' | 'transfer';
       budgetFile?: string;
-      wallet?: ReturnType<typeof newWallet>;
+      wallet?: LocalAccount;
       fetch?: typeof fetch;
     } = {},
   ) {
@@ -490,6 +491,26 @@ describe('@crawlgate/agent', () => {
     const again = await agent.fetch(`${siteUrl}/article/proof-lost`, asBot);
     expect(again.status).toBe(200);
     expect(await again.text()).toBe('content of /article/proof-lost');
+    expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
+    expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
+  });
+
+  it('sends no second transfer for a page whose proof it could not sign, and proves the first once it can (helper-440)', async () => {
+    const wallet = newWallet();
+    let refusals = 1;
+    const signer = toAccount({
+      address: wallet.address,
+      signMessage: (args) =>
+        refusals-- > 0 ? Promise.reject(new Error('the signer timed out')) : wallet.signMessage(args),
+      signTransaction: (transaction, options) => wallet.signTransaction(transaction, options),
+      signTypedData: (typedData) => wallet.signTypedData(typedData),
+    });
+    const { agent } = await fundedAgent({ payMode: 'transfer', wallet: signer });
+    await fundEth(gated.app, wallet.address);
+    const before = (await transfersTo(gated.app, gated.payTo)).length;
+    await expect(agent.fetch(`${siteUrl}/article/proof-unsigned`, asBot)).rejects.toThrow('the signer timed out');
+    const again = await agent.fetch(`${siteUrl}/article/proof-unsigned`, asBot);
+    expect([again.status, await again.text()]).toEqual([200, 'content of /article/proof-unsigned']);
     expect((await transfersTo(gated.app, gated.payTo)).length).toBe(before + 1);
     expect(agent.spent()).toMatchObject({ usd: '0.01', payments: 1 });
   });

@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent as Dispatcher, RetryAgent } from 'undici';
-import { verifyTypedData } from 'viem';
+import { createWalletClient, http, verifyTypedData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { BASE_USDC, baseV1Offer } from './support/base-offers';
 import {
@@ -789,6 +789,8 @@ async function startNode(chainId: number, { estimateReverts = false } = {}) {
   const results: Record<string, unknown> = {
     eth_chainId: `0x${chainId.toString(16)}`,
     eth_getTransactionCount: '0x0',
+    // No transaction it was sent is known to it (their answers were lost).
+    eth_getTransactionReceipt: null,
     eth_estimateGas: '0x10000',
     eth_maxPriorityFeePerGas: '0x1',
     eth_gasPrice: '0x2',
@@ -806,14 +808,19 @@ async function startNode(chainId: number, { estimateReverts = false } = {}) {
     request.on('end', () => {
       const call = JSON.parse(body) as { id: number; method: string };
       calls.push(call.method);
-      if (call.method === 'eth_sendRawTransaction') return void response.socket?.destroy();
+      if (call.method === 'eth_sendRawTransaction' || call.method === 'eth_sendTransaction')
+        return void response.socket?.destroy();
       if (call.method === 'eth_estimateGas' && estimateReverts)
         return void response
           .writeHead(200, { 'content-type': 'application/json' })
           .end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: 3, message: 'execution reverted' } }));
-      response
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: results[call.method] ?? '0x1' }));
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: call.id,
+          result: call.method in results ? results[call.method] : '0x1',
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -883,8 +890,32 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
       expect(node.calls).toContain('eth_sendRawTransaction');
       expect(agent.spent().remainingUsd).toBe('0');
       // So no second page is paid beyond the budget.
-      await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
+      await expect(agent.fetch(`${site.url}/other`)).rejects.toMatchObject({ name: 'BudgetExceededError' });
       expect(node.calls.filter((method) => method === 'eth_sendRawTransaction')).toHaveLength(1);
+    } finally {
+      await node.close();
+    }
+  });
+
+  it('sends no second transfer for a page while the first one’s broadcast has no known outcome, however much budget is left (helper-440)', async () => {
+    const node = await startNode(8453);
+    try {
+      const site = await gatedSite();
+      // A key the agent signs with itself, and one a WalletClient's node holds (eth_sendTransaction).
+      const local = agentWith({ payMode: 'transfer', rpcUrl: node.url, networks: ['base'] });
+      const remote = agentWith({
+        payMode: 'transfer',
+        networks: ['base'],
+        account: createWalletClient({ account: account.address, transport: http(node.url) }),
+      });
+      for (const agent of [local, remote]) {
+        await expect(agent.fetch(`${site.url}/page`)).rejects.toThrow();
+        for (let again = 0; again < 2; again++)
+          await expect(agent.fetch(`${site.url}/page`)).rejects.toMatchObject({ reason: 'transfer_unproven' });
+        expect(agent.spent()).toMatchObject({ micros: 1000n, payments: 1 });
+      }
+      expect(node.calls.filter((method) => method === 'eth_sendRawTransaction')).toHaveLength(1);
+      expect(node.calls.filter((method) => method === 'eth_sendTransaction')).toHaveLength(1);
     } finally {
       await node.close();
     }

@@ -1243,25 +1243,35 @@ export function createAgent(options: AgentOptions): Agent {
         'wrong_chain',
         `rpcUrl is chain ${chainId}, the site asks to be paid on ${offer.chainId}`,
       );
-    let txHash: Hash;
     signal?.throwIfAborted(); // nothing sent for a caller that gave up
+    const until = gateHoldUntil(offer.gateExp);
+    let sent: Hash | undefined;
+    let txHash: Hash;
     try {
-      txHash = await payer.transfer(offer);
+      txHash = await payer.transfer(offer, (hash) => (sent = hash));
     } catch (error) {
       // Only a transfer never sent, or mined and reverted, surely moved nothing. Any other failure
-      // (an answer lost after the broadcast, a receipt not seen in time) may have paid: it stays spent.
-      if (!(error instanceof TransferReverted || error instanceof TransferNotSent)) markCharged();
+      // (an answer lost after the broadcast, a receipt not seen in time) may have paid: it stays
+      // spent, and the page waits for what the chain says of it, never a second transfer.
+      if (!(error instanceof TransferReverted || error instanceof TransferNotSent)) {
+        markCharged();
+        unproven.keep(page, { offer, verifyUrl, txHash: sent, until });
+      }
       throw error;
     }
     markCharged(); // the USDC has moved, whatever happens next
-    // Signed by the payer for this gate: the hash is public on chain, so it alone would let anyone claim the transfer.
-    const request: VerifyPaymentRequest = {
-      tx_hash: txHash,
-      signature: await payer.signTransferProof(gateRef, txHash),
-      payer: payer.address,
-    };
-    const proof = JSON.stringify(request);
-    const keepUnproven = () => unproven.keep(page, { offer, verifyUrl, proof, until: gateHoldUntil(offer.gateExp) });
+    return proveTransfer(url, page, { offer, verifyUrl, txHash, until }, retry);
+  }
+
+  /**
+   * Posts a mined transfer's proof to its gate's verify_url: the page it opens, and its token. Kept
+   * as unproven, and asked again on the page's next fetch, unless the page opened.
+   */
+  async function proveTransfer(url: string, page: string, transfer: UnprovenTransfer & { txHash: Hash }, retry: Retry) {
+    const { offer, verifyUrl, txHash } = transfer;
+    unproven.keep(page, transfer); // until its proof is signed: its signer may fail
+    const proof = await transferProof(offer, txHash);
+    const keepUnproven = () => unproven.keep(page, { ...transfer, proof });
     let verified: Response;
     try {
       verified = await postToVerifyUrl(verifyUrl, proof);
@@ -1282,9 +1292,10 @@ export function createAgent(options: AgentOptions): Agent {
           `sent ${txHash}, but the gate was not opened${otherPage ? " (the verify_url answered another page's token)" : ''}`,
       );
     }
-    report(url, offer, txHash, 'transfer');
+    if (!reported.has(offer)) report(url, offer, txHash, 'transfer');
     const read = await readWithTransferToken(token, retry);
-    if (!read.opened) keepUnproven();
+    if (read.opened) unproven.forget(page);
+    else keepUnproven();
     return { response: read.response, token };
   }
 
@@ -1343,7 +1354,9 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const earlier = unproven.get(page);
     if (!earlier) return undefined;
-    const answered = await postToVerifyUrl(earlier.verifyUrl, earlier.proof).catch(() => undefined);
+    const proof = earlier.proof ?? (await proofOfEarlierTransfer(url, page, earlier));
+    if (proof === undefined) return undefined;
+    const answered = await postToVerifyUrl(earlier.verifyUrl, proof).catch(() => undefined);
     const token = answered && boughtTokenOf({ url, offer: earlier.offer }, answered.status, await jsonOf(answered));
     if (token) {
       if (!reported.has(earlier.offer)) report(url, earlier.offer, null, 'transfer');
@@ -1365,6 +1378,49 @@ export function createAgent(options: AgentOptions): Agent {
       'transfer_unproven',
       `a transfer this agent sent for the page is not proven (its verify_url gives no token for it); it is asked again until ${new Date(earlier.until).toISOString()}, rather than pay twice`,
     );
+  }
+
+  /**
+   * The proof of a transfer sent for this page whose outcome was not learned (its broadcast's or
+   * receipt's answer lost, its proof not signed), once the chain shows it mined; undefined, the
+   * page let go to be paid anew, once it reverted or its hold ended unseen. Throws meanwhile.
+   */
+  async function proofOfEarlierTransfer(url: string, page: string, earlier: UnprovenTransfer) {
+    const { txHash, until } = earlier;
+    const outcome = txHash && (await transferOutcome(txHash));
+    if (outcome === 'success') {
+      const proof = await transferProof(earlier.offer, txHash!);
+      unproven.keep(page, { ...earlier, proof });
+      return proof;
+    }
+    if (outcome === 'reverted' || Date.now() >= until) {
+      unproven.forget(page);
+      return undefined;
+    }
+    throw new PaymentFailedError(
+      url,
+      'transfer_unproven',
+      `${txHash ? `the transfer ${txHash}` : 'a transfer (its broadcast got no answer)'} this agent sent for the page is not seen mined; the page is not paid again until ${new Date(until).toISOString()}, rather than pay twice`,
+    );
+  }
+
+  /** A transaction's receipt status; undefined while it is not mined, or the node does not say. */
+  async function transferOutcome(hash: Hash): Promise<'success' | 'reverted' | undefined> {
+    try {
+      return (await payer.chain().public.getTransactionReceipt({ hash })).status;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The body a transfer's proof posts: signed by the payer for this gate (the hash is public on chain, so it alone would let anyone claim the transfer). */
+  async function transferProof(offer: Offer, txHash: Hash): Promise<string> {
+    const request: VerifyPaymentRequest = {
+      tx_hash: txHash,
+      signature: await payer.signTransferProof(offer.gateRef!, txHash),
+      payer: payer.address,
+    };
+    return JSON.stringify(request);
   }
 
   /**

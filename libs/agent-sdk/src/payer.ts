@@ -10,7 +10,11 @@ import {
 import {
   createPublicClient,
   createWalletClient,
+  encodeFunctionData,
   http,
+  keccak256,
+  type EncodeFunctionDataParameters,
+  type TransactionSerializable,
   type Account,
   type Hash,
   type Hex,
@@ -26,8 +30,12 @@ export interface Payer {
   address: `0x${string}`;
   /** An x402 payment header (name and base64 value) carrying a signed EIP-3009 authorization. */
   paymentHeader(offer: Offer): Promise<[name: string, value: string]>;
-  /** Sends USDC to the offer's pay_to and waits for the receipt. */
-  transfer(offer: Offer): Promise<Hash>;
+  /**
+   * Sends USDC to the offer's pay_to and waits for the receipt. `onHash` hears the transaction's
+   * hash as soon as it is known: before the broadcast when the agent signs it (a local key), else
+   * with the node's answer.
+   */
+  transfer(offer: Offer, onHash: (hash: Hash) => void): Promise<Hash>;
   /** Signs (EIP-191) that transfer `txHash` pays gate `gateRef`: a hash alone proves nothing about who posts it. */
   signTransferProof(gateRef: string, txHash: Hash): Promise<Hex>;
   /** EIP-191 (personal_sign) with the agent's key (the proof that opens its payment history). */
@@ -111,6 +119,39 @@ export function createPayer(
     return sent;
   };
 
+  /**
+   * Broadcasts a prepared transfer, its hash said to `onHash` first when the agent signs it: a
+   * broadcast whose answer is lost is then still known, asked about, and never sent twice.
+   */
+  const sendTransfer = async (
+    client: WalletClient,
+    call: Parameters<WalletClient['writeContract']>[0] & { gas: bigint },
+    onHash: (hash: Hash) => void,
+  ): Promise<Hash> => {
+    if (signer.type !== 'local') {
+      const hash = await client.writeContract(call);
+      onHash(hash);
+      return hash;
+    }
+    let signed: Hex;
+    try {
+      const request = await client.prepareTransactionRequest({
+        account: signer,
+        chain: null,
+        to: call.address,
+        data: encodeFunctionData(call as EncodeFunctionDataParameters),
+        gas: call.gas,
+      });
+      signed = await signer.signTransaction(request as TransactionSerializable);
+    } catch (error) {
+      throw new TransferNotSent(error);
+    }
+    const hash = keccak256(signed);
+    onHash(hash);
+    await client.sendRawTransaction({ serializedTransaction: signed });
+    return hash;
+  };
+
   const publicFor = (client: WalletClient): PublicClient =>
     createPublicClient({ transport: http(rpcUrl ?? client.transport.url), pollingInterval: pollingIntervalMs });
 
@@ -141,7 +182,7 @@ export function createPayer(
       }
       return ['X-PAYMENT', encodeBase64Json(exactPaymentV1(offer.network, authorization, signature))];
     },
-    async transfer(offer) {
+    async transfer(offer, onHash) {
       const client = wallet();
       const call = {
         address: offer.asset,
@@ -159,7 +200,7 @@ export function createPayer(
       } catch (error) {
         throw new TransferNotSent(error);
       }
-      const hash = await inTurn(() => client.writeContract({ ...call, gas }));
+      const hash = await inTurn(() => sendTransfer(client, { ...call, gas }, onHash));
       const receipt = await publicFor(client).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
       if (receipt.status !== 'success') throw new TransferReverted(hash);
       return hash;

@@ -11,6 +11,7 @@ import {
   MAX_AUTHORIZATION_SECONDS,
   type Hex,
 } from '@crawlgate/core';
+import type { Hash } from 'viem';
 import { domainOf, HELD_PAGE_MARGIN_MS, type HeldAuthorization } from './held-authorizations';
 import type { Offer } from './offers';
 import { TokenCache } from './token-cache';
@@ -20,8 +21,10 @@ export interface UnprovenTransfer {
   /** The offer it paid. */
   offer: Offer;
   verifyUrl: string;
-  /** The body posted: `{tx_hash, signature, payer}`. */
-  proof: string;
+  /** Its hash; none when its broadcast got no answer and the agent did not sign it itself (a WalletClient's node did). */
+  txHash?: Hash;
+  /** The body posted: `{tx_hash, signature, payer}`; none until the transfer was seen mined and the proof signed. */
+  proof?: string;
   /** Epoch milliseconds: when it is no longer asked about (gateHoldUntil: past its gate's expiry, within bounds). */
   until: number;
 }

@@ -1,4 +1,12 @@
-import { decoyPasswordHash, DEFAULT_SCRYPT_LOG_N, hashPassword, verifyPassword } from './password';
+import {
+  decoyPasswordHash,
+  DEFAULT_SCRYPT_LOG_N,
+  hashPassword,
+  PASSWORD_HASHES_AT_ONCE,
+  PASSWORD_HASHES_WAITING,
+  PasswordChecksBusy,
+  verifyPassword,
+} from './password';
 
 describe('password hashes', () => {
   it('hashes with scrypt N=2^15, r=8, p=1 by default, a salt of its own each time, and verifies only the password', async () => {
@@ -11,6 +19,22 @@ describe('password hashes', () => {
     expect(await hashPassword('correct horse')).not.toBe(hash);
     expect(await verifyPassword('correct horse', hash)).toBe(true);
     expect(await verifyPassword('correct horse ', hash)).toBe(false);
+  });
+
+  it('refuses a password check past PASSWORD_HASHES_WAITING waiting for the PASSWORD_HASHES_AT_ONCE running, and takes the next once one is done (helper-442)', async () => {
+    // A flood of logins would otherwise hold every thread of the pool DNS lookups and file reads share.
+    const flood = Array.from({ length: PASSWORD_HASHES_AT_ONCE + PASSWORD_HASHES_WAITING + 1 }, () =>
+      hashPassword('pw', 4).then(
+        () => 'hashed',
+        (error: unknown) => error,
+      ),
+    );
+    const outcomes = await Promise.all(flood);
+    expect(outcomes.filter((outcome) => outcome instanceof PasswordChecksBusy)).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === 'hashed')).toHaveLength(
+      PASSWORD_HASHES_AT_ONCE + PASSWORD_HASHES_WAITING,
+    );
+    expect(await verifyPassword('pw', await hashPassword('pw', 4))).toBe(true);
   });
 
   it('keeps the cost it was made with: a hash of another cost verifies as it was made', async () => {

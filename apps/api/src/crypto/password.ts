@@ -11,13 +11,49 @@ const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
 
+/**
+ * Passwords hashed at once, in this process: scrypt runs on libuv's pool of four threads, which DNS
+ * lookups and file reads share; a flood of logins and registrations (from many networks, each
+ * within its limit) would hold them all, and the RPC's lookups waited seconds behind it.
+ */
+export const PASSWORD_HASHES_AT_ONCE = 2;
+/** Checks waiting their turn: one past them is refused at once (PasswordChecksBusy), not queued for seconds. */
+export const PASSWORD_HASHES_WAITING = 64;
+
+/** More password checks are waiting than PASSWORD_HASHES_WAITING: nothing was checked. */
+export class PasswordChecksBusy extends Error {
+  constructor() {
+    super('too many password checks are waiting');
+    this.name = 'PasswordChecksBusy';
+  }
+}
+
+let hashing = 0;
+const waiting: (() => void)[] = [];
+
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  if (hashing < PASSWORD_HASHES_AT_ONCE) hashing++;
+  else if (waiting.length >= PASSWORD_HASHES_WAITING) throw new PasswordChecksBusy();
+  else await new Promise<void>((resolve) => waiting.push(resolve)); // handed the finished one's place
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else hashing--;
+  }
+}
+
 function derive(password: string, salt: Buffer, logN: number): Promise<Buffer> {
   const N = 2 ** logN;
-  return new Promise((resolvePromise, reject) =>
-    // scrypt needs 128·N·r bytes; maxmem is its bound, not an allocation.
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { N, r: R, p: P, maxmem: 256 * N * R }, (error, key) =>
-      error ? reject(error) : resolvePromise(key),
-    ),
+  return inTurn(
+    () =>
+      new Promise((resolvePromise, reject) =>
+        // scrypt needs 128·N·r bytes; maxmem is its bound, not an allocation.
+        scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { N, r: R, p: P, maxmem: 256 * N * R }, (error, key) =>
+          error ? reject(error) : resolvePromise(key),
+        ),
+      ),
   );
 }
 
@@ -43,6 +79,10 @@ export async function verifyPassword(password: string, encoded: string): Promise
 const decoys = new Map<number, Promise<string>>();
 export function decoyPasswordHash(logN = DEFAULT_SCRYPT_LOG_N): Promise<string> {
   let decoy = decoys.get(logN);
-  if (!decoy) decoys.set(logN, (decoy = hashPassword(randomBytes(16).toString('hex'), logN)));
+  if (!decoy) {
+    decoys.set(logN, (decoy = hashPassword(randomBytes(16).toString('hex'), logN)));
+    // Made again by the next login, never kept failed (a PasswordChecksBusy).
+    decoy.catch(() => decoys.get(logN) === decoy && decoys.delete(logN));
+  }
   return decoy;
 }

@@ -5,7 +5,7 @@ import { CurrentPublisher } from '../auth/request-context';
 import type { Publisher } from '../generated/prisma/client';
 import { NoStore } from '../http/no-store';
 import type { FastifyRequest } from 'fastify';
-import { LimitPerIp } from '../rate-limit/limits';
+import { LimitPerIpAndNetwork } from '../rate-limit/limits';
 import { clientNetwork } from '../rate-limit/trackers';
 import {
   ApiKeyView,
@@ -25,7 +25,7 @@ export class PublishersController {
 
   @Post('register')
   @NoStore()
-  @LimitPerIp(5)
+  @LimitPerIpAndNetwork(5)
   @ApiOperation({ summary: 'Create a publisher account and its first API key' })
   @ApiResponse({ status: 201, type: RegisteredPublisherView, description: 'The API key is shown only here.' })
   @ApiResponse({ status: 409, description: 'Email already registered' })
@@ -36,7 +36,7 @@ export class PublishersController {
   @Post('login')
   @NoStore()
   @HttpCode(200)
-  @LimitPerIp(5)
+  @LimitPerIpAndNetwork(5)
   @ApiOperation({ summary: 'Log in with email and password: a new API key' })
   @ApiResponse({
     status: 200,

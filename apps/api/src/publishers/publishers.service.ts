@@ -13,7 +13,7 @@ import type { ChainContext } from '../chain/chain-context';
 import { ownAddressRole } from '../chain/own-addresses';
 import { signedMessageBy } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
-import { decoyPasswordHash, hashPassword, verifyPassword } from '../crypto/password';
+import { decoyPasswordHash, hashPassword, PasswordChecksBusy, verifyPassword } from '../crypto/password';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { CONFIG, DATABASE } from '../db/tokens';
@@ -40,7 +40,7 @@ export class PublishersService {
   /** `network` is the client's (clientNetwork): known to the account's logins from then on. */
   async register(input: RegisterPublisherDto, network: string): Promise<RegisteredPublisher> {
     const apiKey = generateApiKey();
-    const passwordHash = await hashPassword(input.password, this.config.passwordScryptLogN);
+    const passwordHash = await passwordWork(hashPassword(input.password, this.config.passwordScryptLogN));
     try {
       // One transaction: an account is never left without the key shown for it.
       const publisher = await this.db.prisma.$transaction(async (tx) => {
@@ -120,10 +120,8 @@ export class PublishersService {
   /** The publisher of the email and whether the password is its; a decoy hash is checked for an unknown email. */
   private async checkPassword(input: LoginDto): Promise<{ publisher: Publisher | null; passwordOk: boolean }> {
     const publisher = await this.db.prisma.publisher.findUnique({ where: { email: input.email } });
-    const passwordOk = await verifyPassword(
-      input.password,
-      publisher?.passwordHash ?? (await decoyPasswordHash(this.config.passwordScryptLogN)),
-    );
+    const hash = publisher?.passwordHash ?? (await passwordWork(decoyPasswordHash(this.config.passwordScryptLogN)));
+    const passwordOk = await passwordWork(verifyPassword(input.password, hash));
     return { publisher, passwordOk };
   }
 
@@ -150,11 +148,11 @@ export class PublishersService {
       PASSWORD_CONFIRMATIONS,
       'password checks for this account',
     );
-    if (!(await verifyPassword(input.current_password, publisher.passwordHash)))
+    if (!(await passwordWork(verifyPassword(input.current_password, publisher.passwordHash))))
       throw unauthorized('current_password does not match');
     // Written only while the password just checked still stands: of two changes racing, one wins. One
     // transaction: a failed write leaves the old password, key and known networks as they were.
-    const passwordHash = await hashPassword(input.new_password, this.config.passwordScryptLogN);
+    const passwordHash = await passwordWork(hashPassword(input.new_password, this.config.passwordScryptLogN));
     const account = loginAccount(publisher.email);
     const issued = await this.db.prisma.$transaction(async (tx) => {
       const key = await issueApiKey(tx, publisher.id, { passwordHash: publisher.passwordHash }, { passwordHash });
@@ -190,7 +188,7 @@ export class PublishersService {
         PASSWORD_CONFIRMATIONS,
         'X-Confirm-Password checks for this account',
       );
-      if (!(await verifyPassword(password, publisher.passwordHash)))
+      if (!(await passwordWork(verifyPassword(password, publisher.passwordHash))))
         throw unauthorized('X-Confirm-Password does not match');
     }
     if (changesPayout) await this.namePayoutAddress(publisher, input);
@@ -285,4 +283,18 @@ export function publisherView(publisher: Publisher): PublisherBody {
 /** The key logins to the account of `email` are counted under, registered or not. */
 function loginAccount(email: string): string {
   return `login-${sha256Hex(email)}`;
+}
+
+/** A password hashed or checked in this process's turn (password.ts): 503 while too many wait, nothing changed. */
+async function passwordWork<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof PasswordChecksBusy)
+      throw unavailable(
+        'Too many password checks are waiting on this server; nothing was changed. Try again in a second',
+        1,
+      );
+    throw error;
+  }
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createSite, freshIp, registerPublisher } from '../../test/fixtures';
 import { newWallet } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { WALLET_ROUTES_PER_CLIENT } from './limits';
+import { PASSWORD_ROUTES_PER_NETWORK, WALLET_ROUTES_PER_CLIENT } from './limits';
 
 /*
  * "100 a minute per credential" means per credential, not per spelling of a header: the bucket is
@@ -188,6 +188,32 @@ describe('rate limits per credential', () => {
         headers: { 'x-forwarded-for': `${prefix}::${i + 1}` },
       });
     expect(await statuses(6, register)).toEqual([201, 201, 201, 201, 201, 429]);
+  });
+
+  it('counts registrations and logins from one IPv6 /48 or IPv4 /24 together, whatever /64 or address each comes from (helper-442)', async () => {
+    const v6 = `2001:db8:${randomBytes(2).toString('hex')}`;
+    const v4 = `10.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+    for (const [network, address] of [
+      [v6, (i: number) => `${v6}:${(i + 1).toString(16)}::1`], // each in a /64 of its own
+      [v4, (i: number) => `${v4}.${i + 1}`],
+    ] as const) {
+      const tag = network.replace(/[:.]/g, '-');
+      // Each password route in turn: a registration, then a login with a wrong password.
+      const attempt = (i: number) =>
+        app.call('POST', i % 2 ? '/v1/publishers/login' : '/v1/publishers/register', {
+          body: { email: `net-${tag}-${i}@example.com`, password: 'long enough pw' },
+          headers: { 'x-forwarded-for': address(i) },
+        });
+      const seen = await statuses(PASSWORD_ROUTES_PER_NETWORK.limit + 1, attempt);
+      expect(seen.slice(0, -1).filter((status) => status === 429)).toEqual([]);
+      expect(seen.at(-1)).toBe(429);
+    }
+    // Another network is not held off.
+    const elsewhere = await app.call('POST', '/v1/publishers/register', {
+      body: { email: `net-elsewhere-${randomBytes(4).toString('hex')}@example.com`, password: 'long enough pw' },
+      headers: { 'x-forwarded-for': `2001:db8:${randomBytes(2).toString('hex')}::1` },
+    });
+    expect(elsewhere.status).toBe(201);
   });
 
   it('counts sign-ins with made-up site tokens against the IP, whatever visitor they name; a real site’s many visitors are not', async () => {

@@ -15,12 +15,14 @@ import type { Database } from '../db/database';
 import { DATABASE } from '../db/tokens';
 import {
   ACROSS_PER_CLIENT,
+  COUNTED_PER_NETWORK,
   DEFAULT_LIMIT,
+  PASSWORD_ROUTES_PER_NETWORK,
   UNAUTHENTICATED_PER_IP,
   WALLET_ROUTES_PER_CLIENT,
   type AcrossPerClient,
 } from './limits';
-import { setCredentialSubject, trackByIp } from './trackers';
+import { clientNetwork, setCredentialSubject, trackByIp } from './trackers';
 
 /**
  * The throttler, told first who the request is by the credential its route checks (the kind its
@@ -41,6 +43,15 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
   private readonly credentials = new WeakMap<object, Map<object, CredentialKind | undefined>>();
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (this.reflector.get<boolean | undefined>(COUNTED_PER_NETWORK, context.getHandler())) {
+      const request = context.switchToHttp().getRequest<AuthedRequest>();
+      await this.countAcross(
+        context,
+        PASSWORD_ROUTES_KEY,
+        `net:${clientNetwork(request.ip)}`,
+        PASSWORD_ROUTES_PER_NETWORK,
+      );
+    }
     const kind = this.routeCredential(context);
     if (kind) {
       const request = context.switchToHttp().getRequest<AuthedRequest>();
@@ -121,8 +132,9 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
   }
 }
 
-/** No controller is named so: this bucket's keys never meet a route's ("<controller>-<handler>-<name>-…"). */
+/** No controller is named so: these buckets' keys never meet a route's ("<controller>-<handler>-<name>-…"). */
 const WALLET_ROUTES_KEY = 'WalletRoutes-client';
+const PASSWORD_ROUTES_KEY = 'PasswordRoutes-network';
 
 /** Longer trackers are hashed into the key: an IPv6 address with its prefix is under 60 characters. */
 const MAX_PLAIN_TRACKER = 128;

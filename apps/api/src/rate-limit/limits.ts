@@ -130,6 +130,19 @@ export const LimitPerSignInVisitor = (limit: number) =>
  */
 export const PASSWORD_CONFIRMATIONS = { limit: 5, ttl: 15 * MINUTE };
 /**
+ * Registrations and logins per client network (an IPv4 /24, an IPv6 /48), across both routes and
+ * every email: the spec's 5 a minute per IP counts an IPv6 client's whole /64, and whoever holds a
+ * /48 holds 65,536 of them, each a password hashed (scrypt: tens of milliseconds of one of the
+ * threads DNS lookups share), a guess at any account's password, or an account made.
+ */
+export const PASSWORD_ROUTES_PER_NETWORK = { limit: 30, ttl: MINUTE };
+/** Metadata: the route counts against PASSWORD_ROUTES_PER_NETWORK too (CredentialThrottlerGuard). */
+export const COUNTED_PER_NETWORK = 'crawlgate:password-routes-per-network';
+/** The spec's limit per IP (LimitPerIp) and PASSWORD_ROUTES_PER_NETWORK beside it. */
+export const LimitPerIpAndNetwork = (limit: number) =>
+  applyDecorators(LimitPerIp(limit), SetMetadata(COUNTED_PER_NETWORK, true));
+
+/**
  * Logins per account (by email, registered or not) from one client network (an IPv4 /24, an IPv6
  * /48), right or wrong, then from all networks, counting only the attempts the first let through:
  * the spec's 5 a minute per IP alone lets a guesser with many addresses try passwords without

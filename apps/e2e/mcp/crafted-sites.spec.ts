@@ -5,7 +5,7 @@
  * is the judge of what was signed, and whom to.
  */
 
-import { decodeBase64Json, encodeBase64Json, type PaymentRequirementsV1 } from '@crawlgate/core';
+import { decodeBase64Json, encodeBase64Json, signAccessToken, type PaymentRequirementsV1 } from '@crawlgate/core';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -239,6 +239,55 @@ describe('@crawlgate/mcp against crafted 402s', () => {
       payment_unconfirmed: { status: 'unknown', price_usd: '0.001', amount: '1000', pay_to: PAYEE_B },
       spent_usd: '0.001',
     });
+  });
+
+  it('says a page it paid whose read with the token it bought failed was paid, not refused (helper-437)', async () => {
+    // Reported as fetch_failed ("nothing is paid then") while spending showed the payment.
+    const token = (path: string) => {
+      const now = Math.floor(Date.now() / 1000);
+      return signAccessToken(
+        { gate_id: 'gate', site_id: 'site', url: path, kid: 'k1', iat: now, exp: now + 600 },
+        'the site’s secret',
+      );
+    };
+    site = await startSite((request, response, paid) => {
+      if (request.headers['x-crawlgate-token']) return void request.socket.destroy();
+      if (!paid) return json402(response, { x402Version: 1, accepts: [v1()] });
+      response.writeHead(502, { 'x-crawlgate-token': token('/unread') }).end('bad gateway');
+    });
+    mcp = await connect(env);
+    const url = `${site.url}/unread`;
+    const refused = await mcp.client.callTool({ name: 'fetch_page', arguments: { url } });
+    expect(refused.isError).toBe(true);
+    expect(JSON.parse((refused.content as { text: string }[])[0].text)).toMatchObject({
+      error: {
+        code: 'paid_unread',
+        url,
+        price_usd: '0.001',
+        amount: '1000',
+        reason: 'fetch_failed',
+      },
+    });
+    expect(site.authorizations).toHaveLength(1);
+  });
+
+  it('pays nothing for a call cancelled before the site asked (helper-437)', async () => {
+    // The agent went on without the call's signal: a 402 that came after the cancel was paid.
+    site = await startSite((_request, response, paid) =>
+      paid
+        ? response.writeHead(200, { 'content-type': 'text/plain' }).end('the page')
+        : void setTimeout(() => json402(response, { x402Version: 1, accepts: [v1()] }), 1_000),
+    );
+    mcp = await connect(env);
+    const cancel = new AbortController();
+    const call = mcp.client.callTool({ name: 'fetch_page', arguments: { url: `${site.url}/slow` } }, undefined, {
+      signal: cancel.signal,
+    });
+    setTimeout(() => cancel.abort(), 200);
+    await expect(call).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(site.authorizations).toEqual([]);
+    expect((await mcp.call('spending', {})).structured).toMatchObject({ spent_usd: '0' });
   });
 
   it("keeps a refusal short whatever the site's answer says, and lists a bounded number of offers", async () => {

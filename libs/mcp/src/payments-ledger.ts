@@ -40,6 +40,17 @@ export class PaymentUnconfirmedError extends Error {
   }
 }
 
+/** A call that failed after a payment it made was confirmed: the page was paid, and is read on its token when fetched again. */
+export class PaidPageUnreadError extends Error {
+  override readonly name = 'PaidPageUnreadError';
+  constructor(
+    override readonly cause: unknown,
+    readonly payment: PaymentEvent,
+  ) {
+    super(`the payment for ${payment.url} was made, but the page could not be read`);
+  }
+}
+
 interface CallPayments {
   payments: PaymentEvent[];
   unconfirmed: UnconfirmedPaymentEvent[];
@@ -77,7 +88,7 @@ export class PaymentLedger {
 
   /**
    * Runs `work` and returns what it paid. When it fails after a payment left unconfirmed, it
-   * fails with a PaymentUnconfirmedError saying so.
+   * fails with a PaymentUnconfirmedError saying so; after one confirmed, a PaidPageUnreadError.
    */
   async during<T>(
     work: () => Promise<T>,
@@ -89,7 +100,9 @@ export class PaymentLedger {
       return { value, payments: call.payments, unconfirmed: call.unconfirmed };
     } catch (error) {
       const left = call.unconfirmed.at(-1);
-      throw left ? new PaymentUnconfirmedError(error, left) : error;
+      if (left) throw new PaymentUnconfirmedError(error, left);
+      const paid = call.payments.at(-1);
+      throw paid ? new PaidPageUnreadError(error, paid) : error;
     }
   }
 

@@ -14,7 +14,7 @@ import {
   UnsupportedPaymentError,
 } from '@crawlgate/agent';
 import { PrivateAddressError } from '@crawlgate/middleware/node';
-import { PaymentUnconfirmedError } from './payments-ledger';
+import { PaidPageUnreadError, PaymentUnconfirmedError } from './payments-ledger';
 
 export type RefusalCode =
   | 'price_too_high'
@@ -24,6 +24,7 @@ export type RefusalCode =
   | 'private_network'
   | 'payment_failed'
   | 'payment_unconfirmed'
+  | 'paid_unread'
   | 'unsupported_payment'
   | 'invalid_url'
   | 'fetch_failed'
@@ -53,6 +54,7 @@ export class ToolError extends Error {
 export function refusalOf(error: unknown, url?: string): Refusal {
   const at = url === undefined ? {} : { url };
   if (error instanceof PaymentUnconfirmedError) return unconfirmed(error, url);
+  if (error instanceof PaidPageUnreadError) return paidUnread(error, url);
   if (error instanceof ToolError) return { code: error.code, message: error.message, ...at, ...error.details };
   if (error instanceof PriceTooHighError)
     return {
@@ -120,6 +122,21 @@ function unconfirmed(error: PaymentUnconfirmedError, url: string | undefined): R
     amount: payment.amount,
     pay_to: payment.payTo,
     network: payment.network,
+  };
+}
+
+function paidUnread(error: PaidPageUnreadError, url: string | undefined): Refusal {
+  const { payment } = error;
+  const why = refusalOf(error.cause, url);
+  return {
+    code: 'paid_unread',
+    message: `The page was paid (${payment.priceUsd} USD), but could not be read: ${why.message}. The access token it bought is kept: fetching it again reads it without paying again while the token lives`,
+    url: payment.url,
+    reason: why.code === 'payment_failed' ? why.reason : why.code,
+    price_usd: payment.priceUsd,
+    amount: payment.amount,
+    network: payment.network,
+    tx_hash: payment.txHash,
   };
 }
 

@@ -55,7 +55,13 @@ export async function fetchPage(
     payments,
     unconfirmed,
   } = await session.ledger.during(() =>
-    session.agent.fetch(url, { headers: session.headers, ...(maxPriceUsd === undefined ? {} : { maxPriceUsd }) }),
+    // The call's signal: a call cancelled before its page asked for payment pays nothing (one that
+    // left is followed through by the agent).
+    session.agent.fetch(url, {
+      headers: session.headers,
+      signal: cancelled,
+      ...(maxPriceUsd === undefined ? {} : { maxPriceUsd }),
+    }),
   );
   // Read outside the payment's bookkeeping, but never reported as a refusal: once paid, a body
   // cut short (a connection dropped) is a paid page that failed to arrive, not "nothing paid".
@@ -119,7 +125,8 @@ export function registerFetchPage(server: McpServer, session: WalletSession): vo
         `while this server runs. A page already paid is read again on its access token without paying. Refusals (price_too_high, ` +
         `budget_exceeded, network_not_allowed, payment_failed, private_network for a URL on a loopback or private address, …) come back ` +
         `as errors with a code; nothing is paid then. Except payment_unconfirmed: the payment left (price_usd to pay_to) and the site ` +
-        `holds it or never said whether it took it; it counts against the budget (see spending). A page paid whose body broke off ` +
+        `holds it or never said whether it took it; it counts against the budget (see spending). And paid_unread: the page was paid but ` +
+        `could not be read (its token's read failed); fetched again it is read without paying again. A page paid whose body broke off ` +
         `comes back with paid set and body_error: do not call again expecting it free. ` +
         `Use quote_price first to see a price without paying.`,
       inputSchema: {

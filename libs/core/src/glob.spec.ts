@@ -86,6 +86,12 @@ describe('validatePathPattern', () => {
     ['a trailing ".." segment', '/a/..'],
     ['a "." segment spelled %2E', '/a/%2E/b'],
     ['a lone "."', '/.'],
+    // No request path carries them unescaped, and XML (the RSL license) cannot (helper-443).
+    ['a control character', '/a\u0001b'],
+    ['a NUL', '/a\u0000'],
+    ['a vertical tab', '/a\u000b'],
+    ['a DEL', '/a\u007f'],
+    ['an escaped control character', '/a\\\u0001'],
   ])('rejects %s as a syntax error', (_, pattern) => {
     expect(problemType(pattern)).toBe('pattern_syntax');
   });

@@ -1,4 +1,4 @@
-import type { SiteOffer } from '@crawlgate/core';
+import { compileSitePrices, parsePriceUsd, type SiteOffer } from '@crawlgate/core';
 import { buildRslDocument, createLicensing, rslPattern } from './license';
 
 /*
@@ -254,12 +254,91 @@ describe('buildRslDocument', () => {
     ]);
   });
 
+  it('never states a price below what the gate charges, read as RFC 9309 reads it (longest match, "*" across segments) (helper-443)', () => {
+    const cases: { rules: SiteOffer['rules']; default_price_usd: string; paths: string[] }[] = [
+      // A priced rule's "*" widened across segments: /blog/2024/post is the default's, not the rule's.
+      {
+        rules: [{ path: '/blog/*', price_usd: '0.001' }],
+        default_price_usd: '0.05',
+        paths: ['/blog/2024/post', '/blog/x'],
+      },
+      // An exact free rule after a wildcard that matches it first: the gate charges the wildcard's price.
+      {
+        rules: [
+          { path: '/a/*', price_usd: '0.5' },
+          { path: '/a/free', price_usd: '0' },
+        ],
+        default_price_usd: '0.01',
+        paths: ['/a/free', '/a/x', '/a/b/c', '/b'],
+      },
+      // A later, dearer rule under a cheaper one's widened scope.
+      {
+        rules: [
+          { path: '/docs/*', price_usd: '0.001' },
+          { path: '/docs/*/private', price_usd: '0.9' },
+          { path: '/p-?', price_usd: '0.002' },
+          { path: '/p-[0-9]/x', price_usd: '0.3' },
+        ],
+        default_price_usd: '0',
+        paths: ['/docs/a', '/docs/a/private', '/docs/a/b/private', '/p-1', '/p-1/x', '/p-12/x', '/other'],
+      },
+    ];
+    for (const { rules, default_price_usd, paths } of cases) {
+      const site = offer({ rules, default_price_usd });
+      const xml = buildRslDocument(site);
+      expect(rslProblems(xml)).toEqual([]);
+      const scopes = parseXml(xml).children.map((content) => {
+        const payment = content.children
+          .find((child) => child.name === 'license')!
+          .children.find((child) => child.name === 'payment')!;
+        return {
+          pattern: content.attributes.url.slice('https://news.example.com'.length),
+          micros: payment.attributes.type === 'free' ? 0n : micros(payment.children[0].text!),
+        };
+      });
+      const prices = compileSitePrices(
+        rules.map((rule) => ({ pattern: rule.path, micros: micros(rule.price_usd) })),
+        micros(default_price_usd),
+      );
+      for (const path of paths) {
+        const stated = longestMatch(scopes, path).micros;
+        const charged = prices.exact.resolvePath(path).micros;
+        expect({ path, stated: stated >= charged }).toEqual({ path, stated: true });
+      }
+    }
+  });
+
+  it('writes a control character a stored rule holds percent-encoded, as a request path carries it: the document stays XML (helper-443)', () => {
+    const xml = buildRslDocument(offer({ rules: [{ path: '/a\u0001b\u007f', price_usd: '0.1' }] }));
+    expect(rslProblems(xml)).toEqual([]);
+    expect(parseXml(xml).children[0].attributes.url).toBe('https://news.example.com/a%01b%7F$');
+  });
+
   it('writes a free default as payment type="free"', () => {
     const xml = buildRslDocument(offer({ default_price_usd: '0', rules: [] }));
     expect(rslProblems(xml)).toEqual([]);
     expect(xml).toContain('<payment type="free"/>');
   });
 });
+
+const micros = (price: string) => {
+  const parsed = parsePriceUsd(price);
+  if (!parsed.ok) throw new Error(price);
+  return parsed.micros;
+};
+
+/** RFC 9309's matching: "*" any characters, a final "$" the end; the longest matching pattern wins. */
+function longestMatch<T extends { pattern: string }>(scopes: T[], path: string): T {
+  const matching = scopes.filter(({ pattern }) => {
+    const exact = pattern.endsWith('$');
+    const body = (exact ? pattern.slice(0, -1) : pattern)
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*');
+    return new RegExp(`^${body}${exact ? '$' : ''}`).test(path);
+  });
+  return matching.reduce((best, scope) => (scope.pattern.length > best.pattern.length ? scope : best));
+}
 
 describe('rslPattern', () => {
   it.each([

@@ -14,7 +14,7 @@
  * default price is the <content> for "/". The 402 of each request stays the price that binds.
  */
 
-import { requestPath, type SiteOffer } from '@crawlgate/core';
+import { formatMicrosUsd, MAX_PRICE_MICROS, parsePriceUsd, requestPath, type SiteOffer } from '@crawlgate/core';
 import { notCharging, type Decision } from './decision';
 import { robotsTxt } from './robots';
 
@@ -153,18 +153,30 @@ function readUsage(usage: unknown): UsagePreferences {
 
 /**
  * The RSL 1.0 document of a site: one <content> per price rule in order, then the default price
- * for "/". A free rule whose pattern RFC 9309 can only write wider (a wildcard) is left out: the
- * document would call free pages the rule does not cover, priced ones among them. Those pages read
- * as the rules after it and the default price say, never cheaper than they are.
+ * for "/", each stating a price no path its scope covers is charged more than by the gate. RFC
+ * 9309 reads the longest matching scope and widens our wildcards across segments; the gate takes
+ * the first matching rule, else the default. So an exact path states the dearest of its rule and
+ * the rules before it that may match it; a wildcard scope the dearest of its rule, the default and
+ * every rule that may match a path it covers. A free rule whose pattern RFC 9309 can only write
+ * wider is left out: its pages read as the scopes around it say, never cheaper than they are.
  */
 export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {}): string {
   const origin = `https://${offer.domain}`;
+  const defaultMicros = micros(offer.default_price_usd);
+  const rules = offer.rules.map((rule) => ({ pattern: rslPattern(rule.path), micros: micros(rule.price_usd) }));
+  const stated = (rule: (typeof rules)[number], index: number): bigint => {
+    const exact = rule.pattern.endsWith('$');
+    let dearest = exact ? rule.micros : max(rule.micros, defaultMicros);
+    rules.forEach((other, i) => {
+      if ((exact ? i < index : true) && mayOverlap(rule.pattern, other.pattern)) dearest = max(dearest, other.micros);
+    });
+    return dearest;
+  };
   const scopes = [
-    ...offer.rules
-      .map((rule) => ({ pattern: rslPattern(rule.path), price: rule.price_usd }))
-      .filter((rule) => !(isFreePrice(rule.price) && rule.pattern.includes('*')))
-      .map((rule) => ({ url: origin + rule.pattern, price: rule.price })),
-    { url: `${origin}/`, price: offer.default_price_usd },
+    ...rules
+      .filter((rule) => !(rule.micros === 0n && rule.pattern.includes('*')))
+      .map((rule) => ({ url: origin + rule.pattern, micros: stated(rule, rules.indexOf(rule)) })),
+    { url: `${origin}/`, micros: defaultMicros },
   ];
   const terms = `${origin}/.well-known/pay.json`;
   const lines = ['<?xml version="1.0" encoding="UTF-8"?>', `<rsl xmlns="${RSL_NAMESPACE}">`];
@@ -174,13 +186,36 @@ export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {})
       `    <terms>${xmlEscape(terms)}</terms>`,
       '    <license>',
       ...usageLines(usage),
-      ...paymentLines(scope.price),
+      ...paymentLines(scope.micros),
       '    </license>',
       '  </content>',
     );
   }
   lines.push('</rsl>', '');
   return lines.join('\n');
+}
+
+/**
+ * Whether two RFC 9309 patterns (rslPattern's) may match one path: unless the text before their
+ * first "*" (all of it, for an exact one) rules it out. Never false for two that do.
+ */
+function mayOverlap(a: string, b: string): boolean {
+  const exactA = !a.includes('*');
+  const exactB = !b.includes('*');
+  const prefixA = exactA ? a.slice(0, -1) : a.slice(0, a.indexOf('*'));
+  const prefixB = exactB ? b.slice(0, -1) : b.slice(0, b.indexOf('*'));
+  if (exactA && exactB) return prefixA === prefixB;
+  if (exactA) return prefixA.startsWith(prefixB);
+  if (exactB) return prefixB.startsWith(prefixA);
+  return prefixA.startsWith(prefixB) || prefixB.startsWith(prefixA);
+}
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+
+/** The API's price_usd, a decimal string ("0.01"), in micro-USD; an unreadable one the highest price, never a lower one. */
+function micros(price: string): bigint {
+  const parsed = parsePriceUsd(price);
+  return parsed.ok ? parsed.micros : MAX_PRICE_MICROS;
 }
 
 function usageLines(usage: UsagePreferences): string[] {
@@ -191,14 +226,11 @@ function usageLines(usage: UsagePreferences): string[] {
   return lines;
 }
 
-/** price_usd is the API's decimal string ("0.01"); "0" and "0.00" are free. */
-const isFreePrice = (price: string): boolean => /^0*(?:\.0*)?$/.test(price);
-
-function paymentLines(price: string): string[] {
-  if (isFreePrice(price)) return ['      <payment type="free"/>'];
+function paymentLines(micros: bigint): string[] {
+  if (micros === 0n) return ['      <payment type="free"/>'];
   return [
     '      <payment type="crawl">',
-    `        <amount currency="USD">${xmlEscape(price)}</amount>`,
+    `        <amount currency="USD">${formatMicrosUsd(micros)}</amount>`,
     '      </payment>',
   ];
 }
@@ -206,7 +238,7 @@ function paymentLines(price: string): string[] {
 /**
  * Our glob as an RFC 9309 pattern, which knows only `*` (any characters, "/" included) and a final
  * `$`: each wildcard of ours (`*`, `?`, a class `[...]`, an escaped `*`, which RFC 9309 cannot write
- * literally) widens to `*`; a literal `$` or `?` is percent-escaped; an exact path ends in `$`.
+ * literally) widens to `*`; a literal `$`, `?` or control character is percent-escaped; an exact path ends in `$`.
  * Widened, it may cover paths the rule does not price (see buildRslDocument).
  */
 export function rslPattern(glob: string): string {
@@ -224,10 +256,19 @@ export function rslPattern(glob: string): string {
       const literal = c === '\\' ? glob[++i] : c;
       if (literal === undefined) break;
       if (literal === '*') widen();
-      else pattern += literal === '$' ? '%24' : literal === '?' ? '%3F' : literal;
+      else pattern += literal === '$' ? '%24' : literal === '?' ? '%3F' : percentEncodedControl(literal);
     }
   }
   return pattern.includes('*') ? pattern : `${pattern}$`;
+}
+
+/**
+ * A control character as a request path carries it (requestPath), "%01": XML cannot hold one, even
+ * as a reference, and a rule stored before the API refused them would make the document unreadable.
+ */
+function percentEncodedControl(literal: string): string {
+  const code = literal.charCodeAt(0);
+  return code < 0x20 || code === 0x7f ? `%${code.toString(16).toUpperCase().padStart(2, '0')}` : literal;
 }
 
 /** The index of the "]" closing the class that opens at glob[start], as core's glob reads it (escapes honoured). */

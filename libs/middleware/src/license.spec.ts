@@ -1,5 +1,12 @@
 import { compileSitePrices, parsePriceUsd, type SiteOffer } from '@crawlgate/core';
 import { buildRslDocument, createLicensing, rslPattern } from './license';
+import { robotsTxt } from './robots';
+
+// The real robotsTxt, counted: how often the license builds robots.txt.
+jest.mock('./robots', () => {
+  const actual = jest.requireActual('./robots');
+  return { ...actual, robotsTxt: jest.fn(actual.robotsTxt) };
+});
 
 /*
  * RSL 1.0 publishes no XML schema (none at rslstandard.org nor in github.com/rslstandard/rsl), so
@@ -414,6 +421,21 @@ describe('createLicensing', () => {
     expect(early).toMatchObject({ status: 200, headers: { 'cache-control': 'no-store' } });
     expect(early && early.kind === 'respond' && early.body).not.toContain('License:');
     expect(licensing.answer('GET', '/ROBOTS.TXT', offer())).toBeUndefined();
+  });
+
+  it('builds /robots.txt once per license URL, not on each request: a large base costs milliseconds each time (helper-443)', () => {
+    const build = robotsTxt as jest.MockedFunction<typeof robotsTxt>;
+    const licensing = createLicensing({ robotsTxt: `User-agent: *\n${'Disallow: /x\n'.repeat(20_000)}` });
+    const built = build.mock.calls.length; // the check of the base at start-up
+    const bodies = Array.from({ length: 50 }, () => {
+      const answer = licensing.answer('GET', '/robots.txt', offer());
+      return answer?.kind === 'respond' ? answer.body : undefined;
+    });
+    expect(new Set(bodies).size).toBe(1);
+    expect(bodies[0]).toContain('License: https://news.example.com/license.xml');
+    expect(build.mock.calls.length - built).toBe(1);
+    licensing.answer('GET', '/robots.txt', offer({ domain: 'other.example.com' }));
+    expect(build.mock.calls.length - built).toBe(2);
   });
 
   it.each([

@@ -98,6 +98,13 @@ export function createLicensing(options: LicensingOptions = {}): Licensing {
     if (cached?.key !== key) cached = { key, xml: buildRslDocument(offer, usage) };
     return cached.xml;
   };
+  // Built once per License URL, not per request: a base at its size limit takes milliseconds.
+  let robotsCached: { licenseUrl: string | undefined; text: string } | undefined;
+  const robots = (licenseUrl: string | undefined) => {
+    if (!robotsCached || robotsCached.licenseUrl !== licenseUrl)
+      robotsCached = { licenseUrl, text: robotsTxt(robotsBase!, { usage, licenseUrl }) };
+    return robotsCached.text;
+  };
   return {
     path,
     usage,
@@ -106,7 +113,7 @@ export function createLicensing(options: LicensingOptions = {}): Licensing {
     answer(method, requested, offer) {
       if (robotsBase !== undefined && requested === ROBOTS_PATH && (method === 'GET' || method === 'HEAD')) {
         // Before the terms load, the usage lines alone: the License line needs the site's domain.
-        const text = robotsTxt(robotsBase, { usage, licenseUrl: offer && url(offer) });
+        const text = robots(offer && url(offer));
         return {
           kind: 'respond',
           status: 200,

@@ -82,6 +82,16 @@ describe('buildPayJson', () => {
     }
   });
 
+  it('lists the license document among the free paths, wherever the site serves it (helper-443)', () => {
+    expect(buildPayJson(SITE, '/license.xml').free_paths).toEqual([...ALWAYS_FREE_PATHS, '/license.xml']);
+    expect(buildPayJson(SITE, '/legal/rsl.xml').free_paths).toContain('/legal/rsl.xml');
+    expect(buildPayJson(SITE, false).free_paths).toEqual([...ALWAYS_FREE_PATHS]);
+  });
+
+  it('tells an x402 v1 client whose paid answer was lost to post the same payment to verify_url, not to resend it (helper-438)', () => {
+    expect(buildPayJson(SITE).gate.how_to).toMatch(/answer .*lost.*verify_url/i);
+  });
+
   it("states how long a paid token opens its path as the site's API issues them, the default for an API that does not say", () => {
     expect(buildPayJson({ ...SITE, access_token_ttl_seconds: 60 }).gate.token_ttl_seconds).toBe(60);
     expect(buildPayJson(SITE).gate.token_ttl_seconds).toBe(1800);

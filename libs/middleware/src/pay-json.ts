@@ -31,10 +31,12 @@ const HOW_TO =
   "signing a USDC transferWithAuthorization to pay_to, or POST the payment to the 402 body's verify_url, or a USDC " +
   "transfer's tx_hash with signature, the payer's EIP-191 signature of the transfer proof " +
   `${JSON.stringify(transferProofMessage('<gate ref>', '<tx_hash>'))}. The paid response carries X-Crawlgate-Token: send it again as ` +
-  '"Authorization: Bearer <token>" or X-Crawlgate-Token to read the same path until it expires.';
+  '"Authorization: Bearer <token>" or X-Crawlgate-Token to read the same path until it expires. If the answer to a paid ' +
+  'request is lost, POST the same payment to the verify_url of the 402 it paid: an x402 v1 X-PAYMENT sent again with a new ' +
+  'request meets a new gate, where it is refused as spent (an x402 v2 PAYMENT-SIGNATURE names its gate and may be sent again).';
 
-/** The pay.json document of a site, from its offer. */
-export function buildPayJson(site: SiteOffer): PayJson {
+/** The pay.json document of a site, from its offer; `licensePath`: where the gate serves the RSL license (free), or false. */
+export function buildPayJson(site: SiteOffer, licensePath: string | false = false): PayJson {
   return {
     version: 1,
     site: { id: site.site_id, domain: site.domain },
@@ -61,6 +63,6 @@ export function buildPayJson(site: SiteOffer): PayJson {
       token_ttl_seconds: site.access_token_ttl_seconds ?? ACCESS_TOKEN_TTL_SECONDS,
     },
     api: site.api_base_url.replace(/\/+$/, ''),
-    free_paths: [...ALWAYS_FREE_PATHS],
+    free_paths: licensePath ? [...ALWAYS_FREE_PATHS, licensePath] : [...ALWAYS_FREE_PATHS],
   };
 }

@@ -11,6 +11,11 @@ describe('isAlwaysFreePath', () => {
     '/sitemap1.xml',
     '/wp-sitemap.xml',
     '/wp-sitemap-posts-post-1.xml',
+    // The sitemaps Yoast's and Rank Math's index lists (helper-443), and news sitemaps.
+    '/post-sitemap.xml',
+    '/page-sitemap2.xml',
+    '/product_cat-sitemap.xml',
+    '/news-sitemap.xml',
     '/.well-known/pay.json',
     '/.well-known/security.txt',
     '/.well-known/http-message-signatures-directory',
@@ -39,6 +44,9 @@ describe('isAlwaysFreePath', () => {
     '/sitemaps/posts.xml',
     '/blog/sitemap.xml',
     '/sitemap-posts.html',
+    '/blog/post-sitemap.xml',
+    '/post-sitemap.xml/x',
+    '/post-sitemap.html',
     '/.well-known',
     '/well-known/pay.json',
     '/favicon.png',
@@ -90,7 +98,7 @@ describe('isAlwaysFreePath', () => {
   });
 
   it('publishes the same set as globs', () => {
-    expect(ALWAYS_FREE_PATHS.slice(0, 3)).toEqual(['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml']);
+    expect(ALWAYS_FREE_PATHS.slice(0, 3)).toEqual(['/robots.txt', '/sitemap*.xml', '/*-sitemap*.xml']);
     expect(ALWAYS_FREE_PATHS).toContain('/.well-known/security.txt');
     expect(ALWAYS_FREE_PATHS.filter((path) => path.startsWith('/.well-known/') && path.includes('*'))).toEqual([]);
     // Read as prices are (`*` within one segment): each sample is matched by a glob exactly when it is free.
@@ -102,6 +110,8 @@ describe('isAlwaysFreePath', () => {
       '/robots.txt',
       '/sitemap-posts.xml',
       '/wp-sitemap-posts-post-1.xml',
+      '/post-sitemap2.xml',
+      '/blog/post-sitemap.xml',
       '/.well-known/pay.json',
       '/.well-known/http-message-signatures-directory',
       '/.well-known/acme-challenge/abc',

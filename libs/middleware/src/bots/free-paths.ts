@@ -44,7 +44,7 @@ const WELL_KNOWN_DOCUMENTS: readonly string[] = [
 export const ALWAYS_FREE_PATHS: readonly string[] = Object.freeze([
   '/robots.txt',
   '/sitemap*.xml',
-  '/wp-sitemap*.xml',
+  '/*-sitemap*.xml',
   ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
   '/security.txt',
   '/favicon.ico',
@@ -59,9 +59,10 @@ const FREE_FILES = new Set([
   '/llms.txt',
   ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
 ]);
-// sitemap.xml, sitemap_index.xml, sitemap-posts.xml; WordPress core's wp-sitemap.xml and wp-sitemap-posts-post-1.xml.
+// sitemap.xml, sitemap_index.xml, sitemap-posts.xml; WordPress core's wp-sitemap.xml and wp-sitemap-posts-post-1.xml;
+// the ones Yoast's and Rank Math's sitemap_index.xml lists, post-sitemap.xml, page-sitemap2.xml; news-sitemap.xml.
 // Letters, digits and "_.~-" only: a "?", "#" or ";" from an escape makes it another page to a router ("/:page").
-const SITEMAP = /^\/(?:wp-)?sitemap[\w.~-]*\.xml$/;
+const SITEMAP = /^\/(?:[\w.~-]*-)?sitemap[\w.~-]*\.xml$/;
 
 /**
  * True for the free paths above. Takes the request target as received (path and query, or a full

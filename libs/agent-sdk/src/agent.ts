@@ -53,6 +53,7 @@ import {
   type HeldOutcome,
   type RefusedPayment,
 } from './held-authorizations';
+import { PaymentSlots } from './payment-slots';
 import { KeptByPage } from './kept-by-page';
 import { openChannelFile } from './channel-file';
 import {
@@ -457,6 +458,7 @@ export function createAgent(options: AgentOptions): Agent {
   // payment it took after the gate expired, and only a refusal then frees the page.
   const unproven = new PaymentsInDoubt<UnprovenTransfer>(true);
   const heldPages = new HeldPages();
+  const slots = new PaymentSlots();
   // Kept past their hold until their page is paid anew, asked about first: past the life its site's
   // tokens were seen to have too, asked once more (a front may have kept every token of its site
   // from this agent), until the longest a token its settlement bought could live.
@@ -617,11 +619,7 @@ export function createAgent(options: AgentOptions): Agent {
       heldPages.hostUntil(TokenCache.hostOf(page));
     if (heldUntil !== undefined) {
       await letGo(challenge);
-      throw new PaymentFailedError(
-        url,
-        'payment_held',
-        `the site refused this agent's last payment for the page (or others of its site or domain, or one this URL redirected to) but holds its signed authorization until ${new Date(heldUntil).toISOString()}; not paid again before then`,
-      );
+      throw heldPayment(url, heldUntil);
     }
     // Under the URL asked for too: a redirect may lead it to another spelling of the page's site
     // (the same path); one paid for another path is that page's, not this one's, and one paid on
@@ -673,67 +671,84 @@ export function createAgent(options: AgentOptions): Agent {
     if (offer.verifyUrl && !apiUrl) apiUrl = new URL(offer.verifyUrl).origin;
     if (offer.amount > maxPrice)
       throw new PriceTooHighError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(maxPrice));
-    // A payment whose outcome is never learned is remembered until it is over, so that its page is
-    // not paid twice; with no room to remember one more, none is made.
-    const room = [unconfirmed.roomFor(page), unproven.roomFor(page)].find((answer) => answer !== 'yes');
-    if (room)
-      throw new PaymentFailedError(
-        url,
-        'too_many_in_doubt',
-        `this agent holds ${fullRoomText(room, 'payments', url)} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made (longer on a site whose tokens live longer)`,
-      );
-    const reservation = await budget.reserve(offer.amount);
-    if (!reservation)
-      throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
-    // Spent: it went through, or may have. Held: refused, but the site holds a signed authorization
-    // it could still settle until it expires, so it stays reserved (not spent, not a payment) until
-    // the chain says what became of it (held-authorizations.ts), or its gate's API answers a token
-    // for it (boughtDespiteRefusal).
-    let outcome = 'free' as 'free' | 'spent' | 'held'; // set by mark(), which TypeScript's narrowing does not see
-    let heldHeader: [string, string] | undefined;
-    const mark = (next: 'free' | 'spent' | 'held', header?: [string, string]) => {
-      outcome = next;
-      heldHeader = header;
-    };
-    let confirmed = false;
-    const sentAt = Date.now(); // no token this payment buys is issued before
+    // One of the payments its host and domain may have under way, each of which may end held
+    // (PaymentSlots): pages of one host fetched at once wait their turn.
+    const host = TokenCache.hostOf(page);
+    const freeSlot = await slots.take(host, heldPages, signal);
+    if (!freeSlot) throw heldPayment(url, heldPages.hostUntil(host) ?? Date.now());
     try {
-      const result =
-        mode === 'transfer'
-          ? await payByTransfer(url, offer, retry, () => mark('spent'), signal)
-          : await payByAuthorization(url, offer, retry, mark, signal);
-      confirmed = true;
-      return result;
-    } finally {
-      if (outcome === 'spent' || outcome === 'held') spent();
-      if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
-      else {
-        const signed = heldHeader === undefined ? null : authorizationOf({ offer, header: heldHeader });
-        if (signed) {
-          const one: HeldAuthorization = { reservation, ...signed };
-          held.add(one);
-          const until = Number(signed.validBefore) * 1000 + HELD_PAGE_MARGIN_MS;
-          heldPages.keep(page, until);
-          if (requested !== page) heldPages.keep(requested, until, { alias: true });
-          // Asked about before its page is paid anew: a front's own 402 may answer a payment its gate took.
-          const refusedPayment: RefusedPayment = {
-            url,
-            offer,
-            verifyUrl: offer.verifyUrl,
-            header: heldHeader!,
-            sentAt,
-            authorization: one,
-            keys: heldKeys,
-          };
-          keepRefusedPayment(refusedPayments, refusedPayment);
+      // A payment whose outcome is never learned is remembered until it is over, so that its page is
+      // not paid twice; with no room to remember one more, none is made.
+      const room = [unconfirmed.roomFor(page), unproven.roomFor(page)].find((answer) => answer !== 'yes');
+      if (room)
+        throw new PaymentFailedError(
+          url,
+          'too_many_in_doubt',
+          `this agent holds ${fullRoomText(room, 'payments', url)} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made (longer on a site whose tokens live longer)`,
+        );
+      const reservation = await budget.reserve(offer.amount);
+      if (!reservation)
+        throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
+      // Spent: it went through, or may have. Held: refused, but the site holds a signed authorization
+      // it could still settle until it expires, so it stays reserved (not spent, not a payment) until
+      // the chain says what became of it (held-authorizations.ts), or its gate's API answers a token
+      // for it (boughtDespiteRefusal).
+      let outcome = 'free' as 'free' | 'spent' | 'held'; // set by mark(), which TypeScript's narrowing does not see
+      let heldHeader: [string, string] | undefined;
+      const mark = (next: 'free' | 'spent' | 'held', header?: [string, string]) => {
+        outcome = next;
+        heldHeader = header;
+      };
+      let confirmed = false;
+      const sentAt = Date.now(); // no token this payment buys is issued before
+      try {
+        const result =
+          mode === 'transfer'
+            ? await payByTransfer(url, offer, retry, () => mark('spent'), signal)
+            : await payByAuthorization(url, offer, retry, mark, signal);
+        confirmed = true;
+        return result;
+      } finally {
+        if (outcome === 'spent' || outcome === 'held') spent();
+        if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
+        else {
+          const signed = heldHeader === undefined ? null : authorizationOf({ offer, header: heldHeader });
+          if (signed) {
+            const one: HeldAuthorization = { reservation, ...signed };
+            held.add(one);
+            const until = Number(signed.validBefore) * 1000 + HELD_PAGE_MARGIN_MS;
+            heldPages.keep(page, until);
+            if (requested !== page) heldPages.keep(requested, until, { alias: true });
+            // Asked about before its page is paid anew: a front's own 402 may answer a payment its gate took.
+            const refusedPayment: RefusedPayment = {
+              url,
+              offer,
+              verifyUrl: offer.verifyUrl,
+              header: heldHeader!,
+              sentAt,
+              authorization: one,
+              keys: heldKeys,
+            };
+            keepRefusedPayment(refusedPayments, refusedPayment);
+          }
         }
+        // Failing, with the payment out of the agent's hands: said before the fetch rejects, once the
+        // budget holds it (a callback that throws then leaves the budget right). A payment its gate
+        // confirmed, the read with its token failing after, was reported paid.
+        if (!confirmed && outcome !== 'free' && !reported.has(offer))
+          reportUnconfirmed(url, offer, outcome === 'held' ? 'held' : 'unknown');
       }
-      // Failing, with the payment out of the agent's hands: said before the fetch rejects, once the
-      // budget holds it (a callback that throws then leaves the budget right). A payment its gate
-      // confirmed, the read with its token failing after, was reported paid.
-      if (!confirmed && outcome !== 'free' && !reported.has(offer))
-        reportUnconfirmed(url, offer, outcome === 'held' ? 'held' : 'unknown');
+    } finally {
+      freeSlot();
     }
+  }
+
+  function heldPayment(url: string, until: number): PaymentFailedError {
+    return new PaymentFailedError(
+      url,
+      'payment_held',
+      `the site refused this agent's last payment for the page (or others of its site or domain, or one this URL redirected to) but holds its signed authorization until ${new Date(until).toISOString()}; not paid again before then`,
+    );
   }
 
   async function payByAuthorization(

@@ -306,6 +306,20 @@ export class HeldPages {
     return until === -Infinity ? undefined : until;
   }
 
+  /** How many pages of `host`, and of its domain, are held now (aliases not counted). */
+  counted(host: string, now = Date.now()): { host: number; domain: number } {
+    const domain = domainOf(host);
+    let ofHost = 0;
+    let ofDomain = 0;
+    for (const [page, { until, alias }] of this.held) {
+      if (alias || until <= now) continue;
+      const pageHost = TokenCache.hostOf(page);
+      if (pageHost === host) ofHost++;
+      if (domainOf(pageHost) === domain) ofDomain++;
+    }
+    return { host: ofHost, domain: ofDomain };
+  }
+
   private dropEnded(now = Date.now()): void {
     for (const [page, { until }] of this.held) if (until <= now) this.held.delete(page);
   }

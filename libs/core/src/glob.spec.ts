@@ -96,6 +96,12 @@ describe('validatePathPattern', () => {
     expect(problemType(pattern)).toBe('pattern_syntax');
   });
 
+  it('still compiles a stored rule holding a control character, refused in new rules only (helper-444): it matches nothing', () => {
+    const table = compilePriceTable([{ pattern: '/blog/*\t', micros: 5n }], 1n);
+    expect(table.resolvePath('/blog/a').micros).toBe(1n);
+    expect(table.resolvePath('/blog/a%09').micros).toBe(1n);
+  });
+
   it('allows dots that are not a whole segment', () => {
     for (const pattern of ['/a/.b', '/a/..b', '/a/.*', '/a/..?', '/a.', '/.well-known/*'])
       expect(validatePathPattern(pattern)).toBeNull();

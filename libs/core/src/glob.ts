@@ -173,12 +173,21 @@ export function globSteps(): number {
   return steps;
 }
 
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
+const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
+
 /**
  * Null when the pattern is valid, else why not. Valid means as written and as every lenient router
  * keys it (route-key.ts: case folded, a trailing slash dropped), since sites price both ways:
  * "/a\\/" without its slash ends in a lone backslash.
  */
 export function validatePathPattern(pattern: string): PatternProblem | null {
+  // No request path carries one unescaped (requestPath keeps them percent-encoded): write "%01".
+  // Refused in new rules only: a stored one still compiles (matching nothing, as it always did).
+  if (typeof pattern === 'string' && CONTROL_CHARACTER.test(pattern))
+    return syntax(
+      'Path pattern must not hold control characters (U+0000-U+001F, U+007F); write them percent-encoded, as "%01"',
+    );
   const compiled = compilePattern(pattern, undefined, false);
   if ('type' in compiled) return compiled;
   for (const keying of keyings({})) {
@@ -543,8 +552,6 @@ function checkMicros(micros: bigint): void {
 }
 
 /** `searchTables: false` checks the pattern without building its search tables (validation only: they are most of the work). */
-// eslint-disable-next-line no-control-regex -- control characters are what it refuses
-const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
 
 function compilePattern(
   pattern: string,
@@ -556,11 +563,6 @@ function compilePattern(
   if (pattern.length > MAX_PATTERN_LENGTH)
     return syntax(`Path pattern must be at most ${MAX_PATTERN_LENGTH} characters`);
   if (pattern[0] !== '/') return syntax('Path pattern must start with "/"');
-  // No request path carries one unescaped (requestPath keeps them percent-encoded): write "%01".
-  if (CONTROL_CHARACTER.test(pattern))
-    return syntax(
-      'Path pattern must not hold control characters (U+0000-U+001F, U+007F); write them percent-encoded, as "%01"',
-    );
 
   const chars = Array.from(pattern); // code points: "?" and classes take one character, not one UTF-16 unit
   const literals: string[] = []; // decoded literal runs, one before each wildcard and one after the last

@@ -17,8 +17,17 @@ import { gateRequestOf, responseOf } from '../web-request';
 export type CrawlgateFetchResult =
   { response: Response; headers?: undefined } | { response?: undefined; headers: Headers };
 
-/** The gate, and close(): stop its background refresh and report its last counts. */
-export type CrawlgateFetchGate = ((request: Request, ip?: string) => Promise<CrawlgateFetchResult>) & {
+/**
+ * The gate, and close(): stop its background refresh and report its last counts. `routedUrl`: the
+ * path (and query) the router routes the request by, when a rewrite before it made it another
+ * (Next.js's i18n locale or basePath stripped: `request.nextUrl.pathname`); priced too, the higher
+ * price binding, and no token opens such a request (CrawlgateRequest.routedUrl).
+ */
+export type CrawlgateFetchGate = ((
+  request: Request,
+  ip?: string,
+  routedUrl?: string,
+) => Promise<CrawlgateFetchResult>) & {
   close(): Promise<void>;
 };
 
@@ -28,11 +37,19 @@ export type CrawlgateFetchGate = ((request: Request, ip?: string) => Promise<Cra
  */
 export function crawlgateFetch(options: CrawlgateOptions): CrawlgateFetchGate {
   const gate = createCrawlgate(options);
-  const handle = async (request: Request, ip?: string): Promise<CrawlgateFetchResult> => {
-    const decision = await gate.handleNow(gateRequestOf(request, ip));
+  const handle = async (request: Request, ip?: string, routedUrl?: string): Promise<CrawlgateFetchResult> => {
+    const read = gateRequestOf(request, ip);
+    const decision = await gate.handleNow(rerouted(request, routedUrl) ? { ...read, routedUrl } : read);
     if (decision.kind === 'respond') return { response: responseOf(decision) };
     // No init for a plain pass: converting even an empty record showed in the profile.
     return { headers: decision.kind === 'pass-after-payment' ? new Headers(decision.headers) : new Headers() };
   };
   return Object.assign(handle, { close: () => gate.close() });
+}
+
+/** Whether the router routes by another target than the request's own (its path and query). */
+function rerouted(request: Request, routedUrl: string | undefined): routedUrl is string {
+  if (routedUrl === undefined) return false;
+  const url = new URL(request.url);
+  return routedUrl !== url.pathname + url.search;
 }

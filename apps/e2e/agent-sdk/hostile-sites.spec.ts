@@ -827,6 +827,8 @@ async function startNode(chainId: number, { estimateReverts = false } = {}) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
+    /** What it answers each method with, changed as a test goes. */
+    results,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -916,6 +918,15 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
       }
       expect(node.calls.filter((method) => method === 'eth_sendRawTransaction')).toHaveLength(1);
       expect(node.calls.filter((method) => method === 'eth_sendTransaction')).toHaveLength(1);
+      // Its hold over, still pending: not paid again (helper-444).
+      jest.useFakeTimers({ advanceTimers: true, now: Date.now() + 3 * 3_600_000 });
+      await expect(local.fetch(`${site.url}/page`)).rejects.toMatchObject({ reason: 'transfer_unproven' });
+      jest.useRealTimers();
+      expect(node.calls.filter((method) => method === 'eth_sendRawTransaction')).toHaveLength(1);
+      // Another transaction took its nonce, and it has no receipt: it can never be mined, and the page is paid anew.
+      node.results.eth_getTransactionCount = '0x1';
+      await expect(local.fetch(`${site.url}/page`)).rejects.toThrow();
+      expect(node.calls.filter((method) => method === 'eth_sendRawTransaction')).toHaveLength(2);
     } finally {
       await node.close();
     }

@@ -82,7 +82,7 @@ import {
 } from './errors';
 import { exactOffers, offerAhead, paidGateRef, readOffers, type Offer } from './offers';
 import { refundedBy } from './refunds';
-import { createPayer, TransferNotSent, TransferReverted } from './payer';
+import { createPayer, TransferNotSent, TransferReverted, type SentTransfer } from './payer';
 import { carriesPayment, firstHop, follow, isPlainHttpOffLoopback, type Followed, type Hop } from './redirects';
 import { graceAfter, untilAborted } from './abort';
 import { TokenCache, tokenBoughtAt, type PaidAt } from './token-cache';
@@ -1260,30 +1260,36 @@ export function createAgent(options: AgentOptions): Agent {
       );
     signal?.throwIfAborted(); // nothing sent for a caller that gave up
     const until = gateHoldUntil(offer.gateExp);
-    let sent: Hash | undefined;
+    let sent: SentTransfer | undefined;
     let txHash: Hash;
     try {
-      txHash = await payer.transfer(offer, (hash) => (sent = hash));
+      txHash = await payer.transfer(offer, (known) => (sent = known));
     } catch (error) {
       // Only a transfer never sent, or mined and reverted, surely moved nothing. Any other failure
       // (an answer lost after the broadcast, a receipt not seen in time) may have paid: it stays
       // spent, and the page waits for what the chain says of it, never a second transfer.
       if (!(error instanceof TransferReverted || error instanceof TransferNotSent)) {
         markCharged();
-        unproven.keep(page, { offer, verifyUrl, txHash: sent, until });
+        unproven.keep(page, { offer, verifyUrl, sent, until });
       }
       throw error;
     }
     markCharged(); // the USDC has moved, whatever happens next
-    return proveTransfer(url, page, { offer, verifyUrl, txHash, until }, retry);
+    return proveTransfer(url, page, { offer, verifyUrl, sent: { ...sent!, hash: txHash }, until }, retry);
   }
 
   /**
    * Posts a mined transfer's proof to its gate's verify_url: the page it opens, and its token. Kept
    * as unproven, and asked again on the page's next fetch, unless the page opened.
    */
-  async function proveTransfer(url: string, page: string, transfer: UnprovenTransfer & { txHash: Hash }, retry: Retry) {
-    const { offer, verifyUrl, txHash } = transfer;
+  async function proveTransfer(
+    url: string,
+    page: string,
+    transfer: UnprovenTransfer & { sent: { hash: Hash } },
+    retry: Retry,
+  ) {
+    const { offer, verifyUrl } = transfer;
+    const txHash = transfer.sent.hash;
     unproven.keep(page, transfer); // until its proof is signed: its signer may fail
     const proof = await transferProof(offer, txHash);
     const keepUnproven = () => unproven.keep(page, { ...transfer, proof });
@@ -1398,34 +1404,26 @@ export function createAgent(options: AgentOptions): Agent {
   /**
    * The proof of a transfer sent for this page whose outcome was not learned (its broadcast's or
    * receipt's answer lost, its proof not signed), once the chain shows it mined; undefined, the
-   * page let go to be paid anew, once it reverted or its hold ended unseen. Throws meanwhile.
+   * page let go to be paid anew, once it reverted or can never be mined (its nonce taken by
+   * another). Throws meanwhile, however long: a transfer still pending, or dropped but still
+   * sendable, may yet be mined, and a second one would pay the page twice.
    */
   async function proofOfEarlierTransfer(url: string, page: string, earlier: UnprovenTransfer) {
-    const { txHash, until } = earlier;
-    const outcome = txHash && (await transferOutcome(txHash));
-    if (outcome === 'success') {
-      const proof = await transferProof(earlier.offer, txHash!);
-      unproven.keep(page, { ...earlier, proof });
+    const fate = earlier.sent ? await payer.transferFate(earlier.offer, earlier.sent) : ({ kind: 'unknown' } as const);
+    if (fate.kind === 'mined') {
+      const proof = await transferProof(earlier.offer, fate.hash);
+      unproven.keep(page, { ...earlier, sent: { ...earlier.sent!, hash: fate.hash }, proof });
       return proof;
     }
-    if (outcome === 'reverted' || Date.now() >= until) {
+    if (fate.kind === 'reverted' || fate.kind === 'never') {
       unproven.forget(page);
       return undefined;
     }
     throw new PaymentFailedError(
       url,
       'transfer_unproven',
-      `${txHash ? `the transfer ${txHash}` : 'a transfer (its broadcast got no answer)'} this agent sent for the page is not seen mined; the page is not paid again until ${new Date(until).toISOString()}, rather than pay twice`,
+      `${earlier.sent?.hash ? `the transfer ${earlier.sent.hash}` : 'a transfer (its broadcast got no answer)'} this agent sent for the page is not seen mined; the page is not paid again until the chain shows it mined (then proven), reverted or replaced, rather than pay twice`,
     );
-  }
-
-  /** A transaction's receipt status; undefined while it is not mined, or the node does not say. */
-  async function transferOutcome(hash: Hash): Promise<'success' | 'reverted' | undefined> {
-    try {
-      return (await payer.chain().public.getTransactionReceipt({ hash })).status;
-    } catch {
-      return undefined;
-    }
   }
 
   /** The body a transfer's proof posts: signed by the payer for this gate (the hash is public on chain, so it alone would let anyone claim the transfer). */

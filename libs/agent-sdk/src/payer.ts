@@ -31,11 +31,12 @@ export interface Payer {
   /** An x402 payment header (name and base64 value) carrying a signed EIP-3009 authorization. */
   paymentHeader(offer: Offer): Promise<[name: string, value: string]>;
   /**
-   * Sends USDC to the offer's pay_to and waits for the receipt. `onHash` hears the transaction's
-   * hash as soon as it is known: before the broadcast when the agent signs it (a local key), else
-   * with the node's answer.
+   * Sends USDC to the offer's pay_to and waits for the receipt. `onSent` hears what is known of
+   * the transaction before it may have left (SentTransfer), and again once its hash is.
    */
-  transfer(offer: Offer, onHash: (hash: Hash) => void): Promise<Hash>;
+  transfer(offer: Offer, onSent: (sent: SentTransfer) => void): Promise<Hash>;
+  /** What became of a transfer sent for `offer` whose outcome was not learned (TransferFate). */
+  transferFate(offer: Offer, sent: SentTransfer): Promise<TransferFate>;
   /** Signs (EIP-191) that transfer `txHash` pays gate `gateRef`: a hash alone proves nothing about who posts it. */
   signTransferProof(gateRef: string, txHash: Hash): Promise<Hex>;
   /** EIP-191 (personal_sign) with the agent's key (the proof that opens its payment history). */
@@ -50,6 +51,24 @@ export interface Payer {
    */
   inTurn<T>(send: () => Promise<T>): Promise<T>;
 }
+
+/**
+ * A transfer that may have left: its hash (known before the broadcast when the agent signs it, a
+ * local key; else from the node's answer), the nonce it was signed with (a local key's only: a
+ * WalletClient's node picks its own), and the block it was sent after.
+ */
+export interface SentTransfer {
+  hash?: Hash;
+  nonce?: number;
+  fromBlock: bigint;
+}
+
+/**
+ * A sent transfer's fate on the chain: mined (its hash: a WalletClient's found by its Transfer
+ * event), reverted, never (its nonce was taken by another transaction: it can no longer be mined),
+ * or unknown (pending, dropped but still sendable, or the node did not say).
+ */
+export type TransferFate = { kind: 'mined'; hash: Hash } | { kind: 'reverted' | 'never' | 'unknown' };
 
 /** A transfer that failed before it was sent (its gas estimate): it surely moved nothing. */
 export class TransferNotSent extends Error {
@@ -120,20 +139,29 @@ export function createPayer(
   };
 
   /**
-   * Broadcasts a prepared transfer, its hash said to `onHash` first when the agent signs it: a
-   * broadcast whose answer is lost is then still known, asked about, and never sent twice.
+   * Broadcasts a prepared transfer, what is known of it said to `onSent` before it may leave: when
+   * the agent signs it (a local key), its hash and nonce, so that a broadcast whose answer is lost
+   * is still asked about, and never sent twice.
    */
   const sendTransfer = async (
     client: WalletClient,
     call: Parameters<WalletClient['writeContract']>[0] & { gas: bigint },
-    onHash: (hash: Hash) => void,
+    onSent: (sent: SentTransfer) => void,
   ): Promise<Hash> => {
+    let fromBlock: bigint;
+    try {
+      fromBlock = await publicFor(client).getBlockNumber();
+    } catch (error) {
+      throw new TransferNotSent(error);
+    }
     if (signer.type !== 'local') {
+      onSent({ fromBlock });
       const hash = await client.writeContract(call);
-      onHash(hash);
+      onSent({ hash, fromBlock });
       return hash;
     }
     let signed: Hex;
+    let nonce: number;
     try {
       const request = await client.prepareTransactionRequest({
         account: signer,
@@ -142,14 +170,48 @@ export function createPayer(
         data: encodeFunctionData(call as EncodeFunctionDataParameters),
         gas: call.gas,
       });
+      nonce = request.nonce;
       signed = await signer.signTransaction(request as TransactionSerializable);
     } catch (error) {
       throw new TransferNotSent(error);
     }
     const hash = keccak256(signed);
-    onHash(hash);
+    onSent({ hash, nonce, fromBlock });
     await client.sendRawTransaction({ serializedTransaction: signed });
     return hash;
+  };
+
+  /**
+   * TransferFate, read in an order no transfer mined meanwhile escapes: the mined nonce count
+   * first, then its receipt (or a WalletClient's, its Transfer event since it was sent). Past its
+   * nonce with no receipt, it never will be mined; a WalletClient's, whose nonce is its node's, is
+   * only ever found mined or not yet.
+   */
+  const transferFate = async (offer: Offer, sent: SentTransfer): Promise<TransferFate> => {
+    const chain = publicFor(wallet());
+    try {
+      const mined = await chain.getTransactionCount({ address, blockTag: 'latest' });
+      if (sent.hash) {
+        const receipt = await chain.getTransactionReceipt({ hash: sent.hash }).catch((error: unknown) => {
+          if ((error as Error).name === 'TransactionReceiptNotFoundError') return null;
+          throw error;
+        });
+        if (receipt) return receipt.status === 'success' ? { kind: 'mined', hash: sent.hash } : { kind: 'reverted' };
+      } else {
+        const transfers = await chain.getContractEvents({
+          address: offer.asset,
+          abi: USDC_ABI,
+          eventName: 'Transfer',
+          args: { from: address, to: offer.payTo },
+          fromBlock: sent.fromBlock,
+        });
+        const paid = transfers.find((event) => event.args.value === offer.amount);
+        if (paid) return { kind: 'mined', hash: paid.transactionHash };
+      }
+      return sent.nonce !== undefined && mined > sent.nonce ? { kind: 'never' } : { kind: 'unknown' };
+    } catch {
+      return { kind: 'unknown' };
+    }
   };
 
   const publicFor = (client: WalletClient): PublicClient =>
@@ -182,7 +244,7 @@ export function createPayer(
       }
       return ['X-PAYMENT', encodeBase64Json(exactPaymentV1(offer.network, authorization, signature))];
     },
-    async transfer(offer, onHash) {
+    async transfer(offer, onSent) {
       const client = wallet();
       const call = {
         address: offer.asset,
@@ -200,11 +262,12 @@ export function createPayer(
       } catch (error) {
         throw new TransferNotSent(error);
       }
-      const hash = await inTurn(() => sendTransfer(client, { ...call, gas }, onHash));
+      const hash = await inTurn(() => sendTransfer(client, { ...call, gas }, onSent));
       const receipt = await publicFor(client).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
       if (receipt.status !== 'success') throw new TransferReverted(hash);
       return hash;
     },
+    transferFate,
     signTypedData,
     chain() {
       const client = wallet();

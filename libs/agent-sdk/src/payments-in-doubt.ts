@@ -11,7 +11,7 @@ import {
   MAX_AUTHORIZATION_SECONDS,
   type Hex,
 } from '@crawlgate/core';
-import type { Hash } from 'viem';
+import type { SentTransfer } from './payer';
 import { domainOf, HELD_PAGE_MARGIN_MS, type HeldAuthorization } from './held-authorizations';
 import type { Offer } from './offers';
 import { TokenCache } from './token-cache';
@@ -21,8 +21,8 @@ export interface UnprovenTransfer {
   /** The offer it paid. */
   offer: Offer;
   verifyUrl: string;
-  /** Its hash; none when its broadcast got no answer and the agent did not sign it itself (a WalletClient's node did). */
-  txHash?: Hash;
+  /** What is known of the transaction (its hash, its nonce); none when nothing of it was learned before it may have left. */
+  sent?: SentTransfer;
   /** The body posted: `{tx_hash, signature, payer}`; none until the transfer was seen mined and the proof signed. */
   proof?: string;
   /** Epoch milliseconds: when it is no longer asked about (gateHoldUntil: past its gate's expiry, within bounds). */

@@ -1,4 +1,4 @@
-import { compileSitePrices, parsePriceUsd, type SiteOffer } from '@crawlgate/core';
+import { compileSitePrices, parsePriceUsd, priceRoute, readRoute, type SiteOffer } from '@crawlgate/core';
 import { buildRslDocument, createLicensing, rslPattern } from './license';
 import { robotsTxt } from './robots';
 
@@ -209,9 +209,12 @@ describe('buildRslDocument', () => {
       return [content.attributes.url, payment.attributes.type, payment.children[0]?.text ?? null];
     });
     // The free rule "/free/*" is left out: RFC 9309's "*" also covers /free/a/b, which the rule does not free.
+    // Each rule's trailing-slash twin (priced alike by the gate) beside it.
     expect(read).toEqual([
       ['https://news.example.com/premium/*', 'crawl', '0.5'],
+      ['https://news.example.com/premium$', 'crawl', '0.5'],
       ['https://news.example.com/about$', 'crawl', '0.002'],
+      ['https://news.example.com/about/$', 'crawl', '0.002'],
       ['https://news.example.com/', 'crawl', '0.01'],
     ]);
     expect(xml).toContain('<permits type="usage">search ai-input</permits>');
@@ -237,7 +240,9 @@ describe('buildRslDocument', () => {
     expect(rslProblems(xml)).toEqual([]);
     expect(parseXml(xml).children.map((c) => c.attributes.url)).toEqual([
       'https://news.example.com/a"/><content url="/x$',
+      'https://news.example.com/a"/><content url="/x/$',
       'https://news.example.com/b&c<d>$',
+      'https://news.example.com/b&c<d>/$',
       'https://news.example.com/',
     ]);
   });
@@ -256,6 +261,7 @@ describe('buildRslDocument', () => {
     expect(rslProblems(xml)).toEqual([]);
     expect(parseXml(xml).children.map((c) => c.attributes.url)).toEqual([
       'https://news.example.com/imprint$',
+      'https://news.example.com/imprint/$',
       'https://news.example.com/report-*',
       'https://news.example.com/',
     ]);
@@ -277,6 +283,18 @@ describe('buildRslDocument', () => {
         ],
         default_price_usd: '0.01',
         paths: ['/a/free', '/a/x', '/a/b/c', '/b'],
+      },
+      // A path a rule prices through its trailing-slash twin; a rule written with escapes before an exact one.
+      {
+        rules: [
+          { path: '/premium/*', price_usd: '1' },
+          { path: '/caf%C3%A9/*', price_usd: '0.1' },
+          { path: '/café/menu', price_usd: '0' },
+          { path: '/Docs/*', price_usd: '0.7' },
+          { path: '/docs/intro', price_usd: '0' },
+        ],
+        default_price_usd: '0.01',
+        paths: ['/premium', '/premium/', '/café/menu', '/docs/intro'],
       },
       // A later, dearer rule under a cheaper one's widened scope.
       {
@@ -309,7 +327,8 @@ describe('buildRslDocument', () => {
       );
       for (const path of paths) {
         const stated = longestMatch(scopes, path).micros;
-        const charged = prices.exact.resolvePath(path).micros;
+        // As the gate charges a request of that path (its twin and a lenient router's case folding included).
+        const charged = priceRoute(prices, readRoute(path), {});
         expect({ path, stated: stated >= charged }).toEqual({ path, stated: true });
       }
     }
@@ -319,6 +338,12 @@ describe('buildRslDocument', () => {
     const xml = buildRslDocument(offer({ rules: [{ path: '/a\u0001b\u007f', price_usd: '0.1' }] }));
     expect(rslProblems(xml)).toEqual([]);
     expect(parseXml(xml).children[0].attributes.url).toBe('https://news.example.com/a%01b%7F$');
+  });
+
+  it('writes a character XML cannot hold percent-encoded (helper-444)', () => {
+    const xml = buildRslDocument(offer({ rules: [{ path: '/a\uFFFF/*', price_usd: '0.1' }] }));
+    expect(rslProblems(xml)).toEqual([]);
+    expect(parseXml(xml).children[0].attributes.url).toBe('https://news.example.com/a%EF%BF%BF/*');
   });
 
   it('writes a free default as payment type="free"', () => {

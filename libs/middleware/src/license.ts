@@ -14,7 +14,14 @@
  * default price is the <content> for "/". The 402 of each request stays the price that binds.
  */
 
-import { formatMicrosUsd, MAX_PRICE_MICROS, parsePriceUsd, requestPath, type SiteOffer } from '@crawlgate/core';
+import {
+  decodePathEscapes,
+  formatMicrosUsd,
+  MAX_PRICE_MICROS,
+  parsePriceUsd,
+  requestPath,
+  type SiteOffer,
+} from '@crawlgate/core';
 import { notCharging, type Decision } from './decision';
 import { robotsTxt } from './robots';
 
@@ -182,7 +189,14 @@ export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {})
   const scopes = [
     ...rules
       .filter((rule) => !(rule.micros === 0n && rule.pattern.includes('*')))
-      .map((rule) => ({ url: origin + rule.pattern, micros: stated(rule, rules.indexOf(rule)) })),
+      .flatMap((rule, _, kept) => {
+        const micros = stated(rule, rules.indexOf(rule));
+        // The trailing-slash twin the gate prices alike ("/a/*" prices /a too), where no rule states it.
+        return [
+          rule.pattern,
+          ...twinsOf(rule.pattern).filter((twin) => !kept.some((other) => other.pattern === twin)),
+        ].map((pattern) => ({ url: origin + pattern, micros }));
+      }),
     { url: `${origin}/`, micros: defaultMicros },
   ];
   const terms = `${origin}/.well-known/pay.json`;
@@ -203,14 +217,27 @@ export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {})
 }
 
 /**
- * Whether two RFC 9309 patterns (rslPattern's) may match one path: unless the text before their
- * first "*" (all of it, for an exact one) rules it out. Never false for two that do.
+ * The exact paths a router serves as a pattern's own with or without a trailing slash, which the
+ * gate prices alike (core's priceOfSpelling): "/a$" for "/a/$" and "/a/*", "/a/$" for "/a$".
+ */
+function twinsOf(pattern: string): string[] {
+  if (pattern.endsWith('/$')) return pattern === '/$' ? [] : [`${pattern.slice(0, -2)}$`];
+  if (pattern.endsWith('$')) return [`${pattern.slice(0, -1)}/$`];
+  if (pattern.endsWith('/*') && pattern.indexOf('*') === pattern.length - 1 && pattern !== '/*')
+    return [`${pattern.slice(0, -2)}$`];
+  return [];
+}
+
+/**
+ * Whether two RFC 9309 patterns (rslPattern's) may match one path as the gate reads it: unless the
+ * text before their first "*" (all of it, for an exact one), its escapes decoded and its case
+ * folded (a lenient router's), rules it out. Never false for two that do.
  */
 function mayOverlap(a: string, b: string): boolean {
   const exactA = !a.includes('*');
   const exactB = !b.includes('*');
-  const prefixA = exactA ? a.slice(0, -1) : a.slice(0, a.indexOf('*'));
-  const prefixB = exactB ? b.slice(0, -1) : b.slice(0, b.indexOf('*'));
+  const prefixA = folded(exactA ? a.slice(0, -1) : a.slice(0, a.indexOf('*')));
+  const prefixB = folded(exactB ? b.slice(0, -1) : b.slice(0, b.indexOf('*')));
   if (exactA && exactB) return prefixA === prefixB;
   if (exactA) return prefixA.startsWith(prefixB);
   if (exactB) return prefixB.startsWith(prefixA);
@@ -218,6 +245,9 @@ function mayOverlap(a: string, b: string): boolean {
 }
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
+
+/** A prefix as the gate compares paths: escapes decoded, case folded; its trailing slash dropped (a twin's). */
+const folded = (prefix: string) => decodePathEscapes(prefix).toLowerCase().replace(/\/$/, '');
 
 /** The API's price_usd, a decimal string ("0.01"), in micro-USD; an unreadable one the highest price, never a lower one. */
 function micros(price: string): bigint {
@@ -266,7 +296,19 @@ export function rslPattern(glob: string): string {
       else pattern += literal === '$' ? '%24' : literal === '?' ? '%3F' : percentEncodedControl(literal);
     }
   }
-  return pattern.includes('*') ? pattern : `${pattern}$`;
+  const written = pattern.replace(NOT_XML, utf8Escaped);
+  return written.includes('*') ? written : `${written}$`;
+}
+
+/** What XML 1.0 cannot hold, even as a reference: U+FFFE, U+FFFF and lone surrogates (controls are escaped above). */
+const NOT_XML = /[\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** A UTF-16 code unit of U+0800 or above as the three percent-escaped bytes UTF-8 writes it with. */
+function utf8Escaped(unit: string): string {
+  const code = unit.charCodeAt(0);
+  return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)]
+    .map((byte) => `%${byte.toString(16).toUpperCase()}`)
+    .join('');
 }
 
 /**

@@ -31,6 +31,9 @@ export function relayerBroadcastTurn(db: Database, waitMs: number): AcrossInstan
     try {
       await db.sql.transaction(async (tx) => {
         await tx.query(`SET LOCAL lock_timeout = ${Math.trunc(waitMs)}`);
+        // Held through the broadcast, however long it takes: a server ending sessions idle in a
+        // transaction would end the turn with it, and another instance read the same nonce.
+        await tx.query('SET LOCAL idle_in_transaction_session_timeout = 0');
         await tx.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [RELAYER_BROADCAST_LOCK, db.schema]);
         outcome = await work().then(
           (value) => ({ value }),

@@ -1,9 +1,11 @@
+import { Pool } from 'pg';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
 import { createTestDatabase, FAULT_TEST_POSTGRES_URL, type TestDatabase } from '../../test/test-database';
 import type { Database } from '../db/database';
-import { RELAYER_BROADCAST_LOCK, relayerTurnWaitMs } from '../db/relayer-broadcast-turn';
+import { RELAYER_BROADCAST_LOCK, relayerBroadcastTurn, relayerTurnWaitMs } from '../db/relayer-broadcast-turn';
+import { pgDriver } from '../db/sql-driver';
 
 // Two connections holding one lock need a server: this file runs on PostgreSQL even on a PGlite run.
 /*
@@ -29,6 +31,34 @@ describe('the relayer’s turn held by a stalled instance', () => {
   afterAll(async () => {
     await app.close();
     await db.dispose();
+  });
+
+  it('holds the turn through a broadcast longer than the server lets a transaction sit idle (helper-444)', async () => {
+    // Managed PostgreSQL often ends a session idle in a transaction: its advisory lock went with it,
+    // and another instance could read the same pending nonce mid-broadcast.
+    const strictPool = new Pool({
+      connectionString: FAULT_TEST_POSTGRES_URL,
+      options: `-c idle_in_transaction_session_timeout=200 -c search_path="${db.database.schema}"`,
+    });
+    try {
+      const turn = relayerBroadcastTurn({ ...db.database, sql: pgDriver(strictPool) }, 5_000);
+      const takenElsewhere = () =>
+        stalled.sql.transaction(async (tx) => {
+          const [{ taken }] = await tx.query<{ taken: boolean }>(
+            'SELECT pg_try_advisory_xact_lock($1::int, hashtext($2)) AS taken',
+            [RELAYER_BROADCAST_LOCK, stalled.schema],
+          );
+          return taken;
+        });
+      const whileBroadcasting = await turn(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        return takenElsewhere();
+      });
+      expect(whileBroadcasting).toBe(false);
+      expect(await takenElsewhere()).toBe(true);
+    } finally {
+      await strictPool.end();
+    }
   });
 
   it('answers a payment 503 within the wait, nothing charged and the gate payable, and settles it once the turn is free', async () => {

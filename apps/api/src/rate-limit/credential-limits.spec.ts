@@ -216,6 +216,20 @@ describe('rate limits per credential', () => {
     expect(elsewhere.status).toBe(201);
   });
 
+  it('counts against the network only what the per-IP limit let through: one flooding address does not lock its network out (helper-444)', async () => {
+    const network = `10.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+    const register = (ip: string, i: number) =>
+      app.call('POST', '/v1/publishers/register', {
+        body: { email: `flood-${network}-${ip}-${i}@example.com`, password: 'long enough pw' },
+        headers: { 'x-forwarded-for': ip },
+      });
+    const flooder = await statuses(PASSWORD_ROUTES_PER_NETWORK.limit, (i) => register(`${network}.1`, i));
+    expect(flooder.filter((status) => status === 201)).toHaveLength(5);
+    // Its neighbours have the rest of the network's budget: all of it but the five it was let through.
+    const neighbours = await statuses(PASSWORD_ROUTES_PER_NETWORK.limit - 5, (i) => register(`${network}.${i + 2}`, i));
+    expect(neighbours.filter((status) => status === 429)).toEqual([]);
+  });
+
   it('counts sign-ins with made-up site tokens against the IP, whatever visitor they name; a real site’s many visitors are not', async () => {
     // A sign-in's bucket is per visitor (client_ip, wallet), named by the caller: without a valid
     // site token that would give every guess a fresh bucket.

@@ -43,15 +43,6 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
   private readonly credentials = new WeakMap<object, Map<object, CredentialKind | undefined>>();
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.reflector.get<boolean | undefined>(COUNTED_PER_NETWORK, context.getHandler())) {
-      const request = context.switchToHttp().getRequest<AuthedRequest>();
-      await this.countAcross(
-        context,
-        PASSWORD_ROUTES_KEY,
-        `net:${clientNetwork(request.ip)}`,
-        PASSWORD_ROUTES_PER_NETWORK,
-      );
-    }
     const kind = this.routeCredential(context);
     if (kind) {
       const request = context.switchToHttp().getRequest<AuthedRequest>();
@@ -81,7 +72,18 @@ export class CredentialThrottlerGuard extends ThrottlerGuard {
         await this.countAcross(context, WALLET_ROUTES_KEY, client, WALLET_ROUTES_PER_CLIENT);
       }
     }
-    return super.canActivate(context);
+    const admitted = await super.canActivate(context);
+    // Past the route's own limit (per IP) first: a flooding address does not spend its network's budget.
+    if (this.reflector.get<boolean | undefined>(COUNTED_PER_NETWORK, context.getHandler())) {
+      const request = context.switchToHttp().getRequest<AuthedRequest>();
+      await this.countAcross(
+        context,
+        PASSWORD_ROUTES_KEY,
+        `net:${clientNetwork(request.ip)}`,
+        PASSWORD_ROUTES_PER_NETWORK,
+      );
+    }
+    return admitted;
   }
 
   /**

@@ -91,3 +91,41 @@ describe('the time zone of the API’s database sessions', () => {
     }
   });
 });
+
+/*
+ * The stores' compare-and-set writes (a voucher's charged total, a payment's confirmation, a claim
+ * taken for its broadcast) re-read the row they lost a race to under READ COMMITTED; a server whose
+ * default is REPEATABLE READ or SERIALIZABLE failed the loser with 40001, a 500 after the money
+ * moved (helper-441's 2). Transactions of sql.transaction set it themselves; the rest did not.
+ */
+describe('the isolation level of the API’s database sessions', () => {
+  onPostgres('is READ COMMITTED on PostgreSQL, whatever the database’s default', async () => {
+    const admin = new Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    const name = `iso_${Date.now()}_${process.pid}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(`ALTER DATABASE ${name} SET default_transaction_isolation TO 'serializable'`);
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${name}`;
+    const database = await openDatabase({ databaseUrl: url.href });
+    try {
+      const isolation = async () =>
+        (
+          await database.sql.query<{ level: string }>('SELECT current_setting($1) AS level', ['transaction_isolation'])
+        )[0].level;
+      expect(await isolation()).toBe('read committed');
+      expect(
+        await database.prisma.$transaction(
+          async (tx) =>
+            (
+              await tx.$queryRawUnsafe<{ level: string }[]>("SELECT current_setting('transaction_isolation') AS level")
+            )[0].level,
+        ),
+      ).toBe('read committed');
+    } finally {
+      await database.close();
+      await admin.query(`DROP DATABASE ${name}`);
+      await admin.end();
+    }
+  });
+});

@@ -37,6 +37,11 @@ export const databaseKind = (options: Pick<DatabaseOptions, 'databaseUrl'>): Dat
  * between days, beside the raw statements that write them in UTC.
  */
 const SESSION_TIME_ZONE = "SET TIME ZONE 'UTC'";
+/**
+ * Every PostgreSQL session's transactions, whatever the server's default: the stores' compare-and-set
+ * writes re-read a row they lost a race to, where REPEATABLE READ or SERIALIZABLE fail them (40001).
+ */
+const SESSION_ISOLATION = 'SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED';
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (databaseKind(options) === 'postgres') return openPostgres(options.databaseUrl!, options.schema);
@@ -86,6 +91,7 @@ function openPostgres(url: string, schema: string | undefined): Database {
     // eslint-disable-next-line @typescript-eslint/no-misused-promises
     onConnect: async (client) => {
       await client.query(SESSION_TIME_ZONE);
+      await client.query(SESSION_ISOLATION);
       await client.query(SESSION_KEEPALIVES).catch(() => undefined);
     },
   });

@@ -17,6 +17,7 @@ import { createWalletClient, http, verifyTypedData } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { BASE_USDC, baseV1Offer } from './support/base-offers';
 import {
+  BudgetExceededError,
   createAgent,
   InsecureConnectionError,
   PaymentNotAllowedError,
@@ -832,6 +833,34 @@ async function startNode(chainId: number, { estimateReverts = false } = {}) {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+describe('a cap on what one site takes (maxSpendPerSiteUsd)', () => {
+  it('pays a site no more than its cap, pages fetched at once included, and tells it apart from the whole budget', async () => {
+    const site = await payingSite({ v1: [v1()] });
+    const agent = agentWith({ maxSpendPerSiteUsd: '0.002' });
+    const outcomes = await Promise.all(
+      [1, 2, 3, 4, 5].map((page) =>
+        agent.fetch(`${site.url}/page-${page}`).then(
+          (response) => response.status,
+          (error: Error) => error,
+        ),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome === 200)).toHaveLength(2);
+    const refused = outcomes.filter((outcome): outcome is BudgetExceededError => outcome instanceof Error);
+    expect(refused).toHaveLength(3);
+    for (const error of refused) {
+      expect(error).toBeInstanceOf(BudgetExceededError);
+      expect(error).toMatchObject({ name: 'SiteBudgetExceededError', site: '127.0.0.1', remainingUsd: '0' });
+    }
+    expect(site.seen.filter((request) => paymentOf(request.headers))).toHaveLength(2);
+    expect(agent.spent()).toMatchObject({ usd: '0.002', remainingUsd: '0.998' });
+  });
+
+  it('refuses a cap that is no amount', () => {
+    expect(() => agentWith({ maxSpendPerSiteUsd: 'a lot' })).toThrow(/maxSpendPerSiteUsd/);
+  });
+});
 
 describe('paying by transfer', () => {
   it('sends no USDC for a verify_url that names no gate, since no proof could be signed for it', async () => {

@@ -54,6 +54,7 @@ import {
   type RefusedPayment,
 } from './held-authorizations';
 import { PaymentSlots } from './payment-slots';
+import { SiteSpend } from './site-spend';
 import { KeptByPage } from './kept-by-page';
 import { openChannelFile } from './channel-file';
 import {
@@ -75,6 +76,7 @@ import {
 import { refusedDeposits, REUSE_MARGIN_SECONDS, type SentDeposit } from './refused-deposits';
 import {
   BudgetExceededError,
+  SiteBudgetExceededError,
   InsecureConnectionError,
   PaymentFailedError,
   PriceTooHighError,
@@ -112,6 +114,13 @@ export interface AgentOptions {
   maxPriceUsd: string | number;
   /** The most the agent pays in total, in USD (counted in `budgetStore` when given). */
   budgetUsd: string | number;
+  /**
+   * The most one site takes in exact payments, in USD, while this agent runs (a site: a domain, its
+   * last two labels; an IP address): a page of a site past it is refused (SiteBudgetExceededError),
+   * the rest of the budget kept for others. Default: no cap but the budget. Counted in this process,
+   * not in `budgetStore`; voucher channels' deposits are bounded by `batchSettlement` instead.
+   */
+  maxSpendPerSiteUsd?: string | number;
   /**
    * Where spending is kept: default this process's memory. createFileBudgetStore(path) shares one
    * budget between processes and keeps it across restarts; any BudgetStore of your own works.
@@ -383,6 +392,11 @@ interface Shared {
 export function createAgent(options: AgentOptions): Agent {
   const maxPrice = amount(options.maxPriceUsd, MAX_PRICE_MICROS, 'maxPriceUsd');
   const budget = new Budget(amount(options.budgetUsd, MAX_BUDGET_MICROS, 'budgetUsd'), options.budgetStore);
+  const siteSpend = new SiteSpend(
+    options.maxSpendPerSiteUsd === undefined
+      ? undefined
+      : amount(options.maxSpendPerSiteUsd, MAX_BUDGET_MICROS, 'maxSpendPerSiteUsd'),
+  );
   const mode = options.payMode ?? 'authorization';
   const allowed = allowList(options.networks);
   const maxAuthorizationSeconds = authorizationCap(options.maxAuthorizationSeconds);
@@ -686,9 +700,22 @@ export function createAgent(options: AgentOptions): Agent {
           'too_many_in_doubt',
           `this agent holds ${fullRoomText(room, 'payments', url)} whose outcome it never learned (the site or its API failed to answer); it pays again as they end, each at most 35 minutes after it was made (longer on a site whose tokens live longer)`,
         );
-      const reservation = await budget.reserve(offer.amount);
-      if (!reservation)
+      // The site's share first, in one step with its check: pages of it fetched at once each count.
+      if (!siteSpend.take(host, offer.amount))
+        throw new SiteBudgetExceededError(
+          url,
+          formatMicrosUsd(offer.amount),
+          formatMicrosUsd(siteSpend.remaining(host)!),
+          SiteSpend.siteOf(host),
+        );
+      const reservation = await budget.reserve(offer.amount).catch((error: unknown) => {
+        siteSpend.giveBack(host, offer.amount);
+        throw error;
+      });
+      if (!reservation) {
+        siteSpend.giveBack(host, offer.amount);
         throw new BudgetExceededError(url, formatMicrosUsd(offer.amount), formatMicrosUsd(await budget.remaining()));
+      }
       // Spent: it went through, or may have. Held: refused, but the site holds a signed authorization
       // it could still settle until it expires, so it stays reserved (not spent, not a payment) until
       // the chain says what became of it (held-authorizations.ts), or its gate's API answers a token
@@ -710,6 +737,7 @@ export function createAgent(options: AgentOptions): Agent {
         return result;
       } finally {
         if (outcome === 'spent' || outcome === 'held') spent();
+        if (outcome === 'free') siteSpend.giveBack(host, offer.amount);
         if (outcome !== 'held') await budget.settle(reservation, outcome === 'spent');
         else {
           const signed = heldHeader === undefined ? null : authorizationOf({ offer, header: heldHeader });

@@ -12,13 +12,28 @@ export class PriceTooHighError extends Error {
 
 /** The agent refused to pay: the price is above what is left of `budgetUsd`. Nothing was paid. */
 export class BudgetExceededError extends Error {
-  override readonly name = 'BudgetExceededError';
+  override readonly name: string = 'BudgetExceededError';
   constructor(
     readonly url: string,
     readonly priceUsd: string,
     readonly remainingUsd: string,
   ) {
     super(`${url} costs ${priceUsd} USD, but only ${remainingUsd} USD of the budget is left`);
+  }
+}
+
+/** The page costs more than its site may still take (maxSpendPerSiteUsd); the whole budget may have more left. */
+export class SiteBudgetExceededError extends BudgetExceededError {
+  override readonly name: string = 'SiteBudgetExceededError';
+  constructor(
+    url: string,
+    priceUsd: string,
+    remainingUsd: string,
+    /** The site: its domain (its last two labels), an IPv4 address or an IPv6 /48. */
+    readonly site: string,
+  ) {
+    super(url, priceUsd, remainingUsd);
+    this.message = `${url} costs ${priceUsd} USD, but its site ${site} may take only ${remainingUsd} USD more (maxSpendPerSiteUsd)`;
   }
 }
 

@@ -15,6 +15,7 @@ export type { AgentPayment, AgentPaymentPage, AgentProfile, PageQuery } from '@c
 export { allowList, firstAllowed, type Allowed, type AllowedAsset, type AllowedNetwork } from './allow-list';
 export {
   BudgetExceededError,
+  SiteBudgetExceededError,
   InsecureConnectionError,
   PaymentFailedError,
   PaymentNotAllowedError,

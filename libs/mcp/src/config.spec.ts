@@ -35,6 +35,14 @@ describe('readConfig', () => {
     expect(config.redact(`key ${KEY}`)).toBe('key [redacted]');
   });
 
+  it('reads a cap on what one site takes, none by default (a prompt-injected page naming its own pages to fetch)', () => {
+    expect(readConfig(BASE).maxSpendPerSiteUsd).toBeUndefined();
+    expect(readConfig({ ...BASE, CRAWLGATE_MAX_SPEND_PER_SITE_USD: '0.050' }).maxSpendPerSiteUsd).toBe('0.05');
+    expect(() => readConfig({ ...BASE, CRAWLGATE_MAX_SPEND_PER_SITE_USD: 'lots' })).toThrow(
+      /CRAWLGATE_MAX_SPEND_PER_SITE_USD/,
+    );
+  });
+
   it('blanks the budget file’s path out of output: it names the user (the budget store’s errors quote it)', () => {
     const file = '/home/alice/.crawlgate-budget.json';
     const config = readConfig({ ...BASE, CRAWLGATE_BUDGET_FILE: file });

@@ -26,6 +26,8 @@ export interface McpConfig {
   maxPriceUsd: string;
   /** The most paid while the server runs, in USD; with budgetFile, the most paid in all by every server on that file. */
   budgetUsd: string;
+  /** The most one site takes while the server runs, in USD; undefined: no cap but the budget. */
+  maxSpendPerSiteUsd: string | undefined;
   /** Where spending is kept across restarts and between servers (an absolute path); undefined: this process's memory. */
   budgetFile: string | undefined;
   /** What the agent pays with. */
@@ -53,6 +55,7 @@ const SETTINGS = new Set([
   'CRAWLGATE_WALLET_KEY',
   'CRAWLGATE_MAX_PRICE_USD',
   'CRAWLGATE_BUDGET_USD',
+  'CRAWLGATE_MAX_SPEND_PER_SITE_USD',
   'CRAWLGATE_BUDGET_FILE',
   'CRAWLGATE_NETWORKS',
   'CRAWLGATE_PAY_MODE',
@@ -107,6 +110,17 @@ export function readConfig(env: Env): McpConfig {
     'the most to pay while the server runs (or in all, with CRAWLGATE_BUDGET_FILE), e.g. 1',
     problems,
   );
+  const perSiteText = value('CRAWLGATE_MAX_SPEND_PER_SITE_USD');
+  const maxSpendPerSiteUsd =
+    perSiteText === undefined
+      ? undefined
+      : readUsd(
+          'CRAWLGATE_MAX_SPEND_PER_SITE_USD',
+          perSiteText,
+          MAX_BUDGET_MICROS,
+          'the most one site takes',
+          problems,
+        );
   const budgetFile = value('CRAWLGATE_BUDGET_FILE');
   // Absolute: an MCP host starts the server in a working directory of its choosing.
   if (budgetFile !== undefined && !isAbsolute(budgetFile))
@@ -164,6 +178,7 @@ export function readConfig(env: Env): McpConfig {
     redact,
     maxPriceUsd,
     budgetUsd,
+    maxSpendPerSiteUsd,
     budgetFile,
     networks: networks.networks,
     payMode: payMode as McpConfig['payMode'],

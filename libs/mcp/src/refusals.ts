@@ -11,6 +11,7 @@ import {
   PaymentFailedError,
   PaymentNotAllowedError,
   PriceTooHighError,
+  SiteBudgetExceededError,
   UnsupportedPaymentError,
 } from '@crawlgate/agent';
 import { PrivateAddressError } from '@crawlgate/middleware/node';
@@ -71,6 +72,8 @@ export function refusalOf(error: unknown, url?: string): Refusal {
       url: error.url,
       price_usd: error.priceUsd,
       remaining_usd: error.remainingUsd,
+      // What the site may still take (CRAWLGATE_MAX_SPEND_PER_SITE_USD), the rest of the budget kept for others.
+      ...(error instanceof SiteBudgetExceededError ? { site: error.site } : {}),
     };
   if (error instanceof PaymentNotAllowedError)
     return { code: 'network_not_allowed', message: error.message, url: error.url, refused: error.refused };

@@ -84,6 +84,7 @@ export function createWalletSession(config: McpConfig, options: SessionOptions =
       account: config.account,
       maxPriceUsd: config.maxPriceUsd,
       budgetUsd: config.budgetUsd,
+      maxSpendPerSiteUsd: config.maxSpendPerSiteUsd,
       // A file: the budget holds across restarts and between servers sharing it, atomically.
       budgetStore: config.budgetFile === undefined ? undefined : createFileBudgetStore(config.budgetFile),
       networks: config.networks,

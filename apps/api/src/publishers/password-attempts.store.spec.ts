@@ -42,6 +42,15 @@ describe('PasswordAttemptsStore', () => {
     expect((await spendMany('window', 2, budget)).every((count) => !count.blocked)).toBe(true); // a new window
   });
 
+  it('forgets one counter and its block, and no other', async () => {
+    await spendMany('forgotten', 5);
+    await spendMany('kept', 5);
+    await store.forget('forgotten');
+    expect(await store.check('forgotten')).toEqual({ blocked: false });
+    expect(await store.check('kept')).toMatchObject({ blocked: true });
+    expect((await spendMany('forgotten', 3)).every((count) => !count.blocked)).toBe(true);
+  });
+
   it('deletes only the counters whose window and block are both over', async () => {
     await store.spend('short', { limit: 5, ttl: 100 });
     await spendMany('blocked', 3, { limit: 1, ttl: 60_000 });

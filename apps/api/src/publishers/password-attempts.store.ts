@@ -59,6 +59,11 @@ export class PasswordAttemptsStore {
     return countOf(row);
   }
 
+  /** Ends `key`'s counter and its block, if any. */
+  async forget(key: string): Promise<void> {
+    await this.db.sql.query('DELETE FROM password_attempts WHERE key_hash = $1', [sha256Hex(key)]);
+  }
+
   /** Deletes the counters whose window and block are both over; returns how many. */
   async deleteOver(): Promise<number> {
     const [row] = await this.db.sql.query<{ deleted: number | string }>(

@@ -114,6 +114,9 @@ export class PublishersService {
       return key;
     });
     if (!issued) throw unauthorized('Invalid email or password');
+    // Whoever logs in holds the password: the checks a stolen key spent guessing it (its holder now
+    // logged out) no longer keep the owner from changing it, or the payout address.
+    await this.attempts.forget(confirmationsKey(publisher.id));
     return issued;
   }
 
@@ -143,11 +146,7 @@ export class PublishersService {
    * (the client's) is kept.
    */
   async changePassword(publisher: Publisher, input: ChangePasswordDto, network: string): Promise<IssuedApiKey> {
-    await this.spendAttempt(
-      `confirm-password-${publisher.id}`,
-      PASSWORD_CONFIRMATIONS,
-      'password checks for this account',
-    );
+    await this.spendAttempt(confirmationsKey(publisher.id), PASSWORD_CONFIRMATIONS, 'password checks for this account');
     if (!(await passwordWork(verifyPassword(input.current_password, publisher.passwordHash))))
       throw unauthorized('current_password does not match');
     // Written only while the password just checked still stands: of two changes racing, one wins. One
@@ -184,7 +183,7 @@ export class PublishersService {
       if (password === undefined)
         throw unauthorized("X-Confirm-Password is not a valid UTF-8'' ext-value (RFC 8187: percent-encoded UTF-8)");
       await this.spendAttempt(
-        `confirm-password-${publisher.id}`,
+        confirmationsKey(publisher.id),
         PASSWORD_CONFIRMATIONS,
         'X-Confirm-Password checks for this account',
       );
@@ -298,3 +297,6 @@ async function passwordWork<T>(work: Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+/** The counter of a publisher's password checks (PASSWORD_CONFIRMATIONS): X-Confirm-Password and password changes. */
+const confirmationsKey = (publisherId: string) => `confirm-password-${publisherId}`;

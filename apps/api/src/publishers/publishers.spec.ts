@@ -433,6 +433,28 @@ describe('publishers API', () => {
       expect((await attempt(other.auth, other.password)).status).toBe(200);
     });
 
+    it('gives the owner its password checks back once it logs in: a stolen key spending them does not keep it from changing the password (helper-442)', async () => {
+      const publisher = await registerPublisher(app);
+      const guess = (password: string) =>
+        app.call('PATCH', '/v1/publishers/me', {
+          body: { payout_address: payout },
+          headers: { ...publisher.auth, 'x-confirm-password': password, 'x-forwarded-for': freshIp() },
+        });
+      for (let i = 0; i < 6; i++) await guess(`a thief's guess ${i}`);
+      expect((await guess(publisher.password)).status).toBe(429);
+      // The owner logs in (the thief's key stops working) and changes the password at once.
+      const login = await app.call('POST', '/v1/publishers/login', {
+        body: { email: publisher.email, password: publisher.password },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+      expect(login.status).toBe(200);
+      const changed = await app.call('POST', '/v1/publishers/me/password', {
+        body: { current_password: publisher.password, new_password: 'the owner’s new password' },
+        headers: { authorization: `Bearer ${login.body.api_key}`, 'x-forwarded-for': freshIp() },
+      });
+      expect(changed.status).toBe(200);
+    });
+
     it('changes the password with the current one: the old password and the old key stop working, the new key is returned', async () => {
       // A leaked password must be replaceable, and its holder's key must end with it.
       const publisher = await registerPublisher(app, { password: 'пароль с пробелом ' });

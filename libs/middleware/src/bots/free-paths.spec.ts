@@ -47,6 +47,10 @@ describe('isAlwaysFreePath', () => {
     '/blog/post-sitemap.xml',
     '/post-sitemap.xml/x',
     '/post-sitemap.html',
+    // Read by "/:id-:slug" or "/:slug-:id" as an article's id or slug (helper-446): only the sitemap plugins' names are free.
+    '/12345-sitemap.xml',
+    '/my-premium-story-sitemap.xml',
+    '/premium-sitemap.xml',
     '/.well-known',
     '/well-known/pay.json',
     '/favicon.png',
@@ -98,7 +102,7 @@ describe('isAlwaysFreePath', () => {
   });
 
   it('publishes the same set as globs', () => {
-    expect(ALWAYS_FREE_PATHS.slice(0, 3)).toEqual(['/robots.txt', '/sitemap*.xml', '/*-sitemap*.xml']);
+    expect(ALWAYS_FREE_PATHS.slice(0, 3)).toEqual(['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml']);
     expect(ALWAYS_FREE_PATHS).toContain('/.well-known/security.txt');
     expect(ALWAYS_FREE_PATHS.filter((path) => path.startsWith('/.well-known/') && path.includes('*'))).toEqual([]);
     // Read as prices are (`*` within one segment): each sample is matched by a glob exactly when it is free.
@@ -112,6 +116,7 @@ describe('isAlwaysFreePath', () => {
       '/wp-sitemap-posts-post-1.xml',
       '/post-sitemap2.xml',
       '/blog/post-sitemap.xml',
+      '/12345-sitemap.xml',
       '/.well-known/pay.json',
       '/.well-known/http-message-signatures-directory',
       '/.well-known/acme-challenge/abc',

@@ -40,11 +40,32 @@ const WELL_KNOWN_DOCUMENTS: readonly string[] = [
   'traffic-advice',
   'api-catalog', // RFC 9727
 ];
+/**
+ * The names sitemap plugins put before "-sitemap": WordPress core's wp-sitemap.xml; the ones Yoast's
+ * and Rank Math's sitemap_index.xml lists (post-sitemap.xml, page-sitemap2.xml); news and media
+ * sitemaps. Only these: any other text before "-sitemap" may be an article's id or slug to a route
+ * such as "/:id-:slug" ("/12345-sitemap.xml" is article 12345 there).
+ */
+const SITEMAP_PREFIXES = [
+  'wp',
+  'post',
+  'page',
+  'category',
+  'post_tag',
+  'author',
+  'news',
+  'video',
+  'image',
+  'product',
+  'product_cat',
+  'product_tag',
+] as const;
+
 /** The same set as globs, for pay.json: `*` stays within one path segment. */
 export const ALWAYS_FREE_PATHS: readonly string[] = Object.freeze([
   '/robots.txt',
   '/sitemap*.xml',
-  '/*-sitemap*.xml',
+  ...SITEMAP_PREFIXES.map((name) => `/${name}-sitemap*.xml`),
   ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
   '/security.txt',
   '/favicon.ico',
@@ -59,10 +80,9 @@ const FREE_FILES = new Set([
   '/llms.txt',
   ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
 ]);
-// sitemap.xml, sitemap_index.xml, sitemap-posts.xml; WordPress core's wp-sitemap.xml and wp-sitemap-posts-post-1.xml;
-// the ones Yoast's and Rank Math's sitemap_index.xml lists, post-sitemap.xml, page-sitemap2.xml; news-sitemap.xml.
+// sitemap.xml, sitemap_index.xml, sitemap-posts.xml; the plugins' names above, wp-sitemap-posts-post-1.xml, post-sitemap.xml.
 // Letters, digits and "_.~-" only: a "?", "#" or ";" from an escape makes it another page to a router ("/:page").
-const SITEMAP = /^\/(?:[\w.~-]*-)?sitemap[\w.~-]*\.xml$/;
+const SITEMAP = new RegExp(`^/(?:(?:${SITEMAP_PREFIXES.join('|')})-)?sitemap[\\w.~-]*\\.xml$`);
 
 /**
  * True for the free paths above. Takes the request target as received (path and query, or a full

@@ -51,6 +51,8 @@ describe('isAlwaysFreePath', () => {
     '/12345-sitemap.xml',
     '/my-premium-story-sitemap.xml',
     '/premium-sitemap.xml',
+    '/sitemap-12345.xml',
+    '/sitemap.posts.xml',
     '/.well-known',
     '/well-known/pay.json',
     '/favicon.png',

@@ -80,9 +80,13 @@ const FREE_FILES = new Set([
   '/llms.txt',
   ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
 ]);
-// sitemap.xml, sitemap_index.xml, sitemap-posts.xml; the plugins' names above, wp-sitemap-posts-post-1.xml, post-sitemap.xml.
-// Letters, digits and "_.~-" only: a "?", "#" or ";" from an escape makes it another page to a router ("/:page").
-const SITEMAP = new RegExp(`^/(?:(?:${SITEMAP_PREFIXES.join('|')})-)?sitemap[\\w.~-]*\\.xml$`);
+// sitemap.xml, sitemap1.xml, sitemap_index.xml, sitemap-posts.xml; the plugins' names above, post-sitemap.xml,
+// page-sitemap2.xml, wp-sitemap-posts-post-1.xml. A number only alone or after a word: "/sitemap-12345.xml" is
+// article 12345 to a route such as "/:slug-:id". Letters, digits, "-" and "_" only: a "?", "#" or ";" from an
+// escape makes it another page to a router ("/:page").
+const SITEMAP = new RegExp(
+  `^/(?:(?:${SITEMAP_PREFIXES.join('|')})-)?sitemap(?:\\d+|(?:[-_][a-z]+)+(?:-?\\d+)?)?\\.xml$`,
+);
 
 /**
  * True for the free paths above. Takes the request target as received (path and query, or a full

@@ -126,20 +126,26 @@ describe('a settlement whose request is held in its broadcast turn past the sett
     await expectPaidOnce(paying, await payWithReconcilerQueuedBehind(paying, holdNextRpc('eth_sendRawTransaction')));
   }, 30_000);
 
-  it('is broadcast once, by another instance’s reconciler that takes the claim first; the request awaits that transaction and answers 200', async () => {
+  it('is broadcast once, by the request, when another instance’s reconciler takes up the claim meanwhile: it waits for the relayer’s turn, which the request holds, and finds the claim sent', async () => {
+    // Before the instances took turns (relayer-broadcast-turn.ts), the other instance broadcast the
+    // claim itself while the request was between its nonce read and its send: both at one nonce.
     const other = await startTestApp({ database: app.database, masterKey, config });
     try {
-      const paying = await paymentForGate('/held/reconciler-first');
+      const paying = await paymentForGate('/held/reconciler-waits');
       const nonceRead = holdNextRpc('eth_getTransactionCount');
       const answer = app.call('POST', `/v1/gates/${paying.gate.id}/verify`, { body: { payment: paying.payment } });
+      let reconciled: Promise<unknown> | undefined;
       try {
         await nonceRead.held;
         await sleep(SETTLEMENT_TIMEOUT_MS + 500);
-        expect(await other.app.get(ReconcilerService).runOnce()).toMatchObject({ resubmitted: 1 });
+        reconciled = other.app.get(ReconcilerService).runOnce();
+        await sleep(500);
       } finally {
         nonceRead.release();
       }
       await expectPaidOnce(paying, await answer);
+      expect(await reconciled).toMatchObject({ resubmitted: 0 });
+      expect((await paying.pendingCount()) - paying.sentBefore).toBe(1);
     } finally {
       await other.app.close();
     }

@@ -5,6 +5,7 @@ export * from './request-path';
 export * from './route';
 export * from './glob';
 export * from './route-key';
+export { foldCase } from './case-fold';
 export * from './static-files';
 export * from './site-prices';
 export * from './hmac';

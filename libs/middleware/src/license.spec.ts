@@ -296,6 +296,17 @@ describe('buildRslDocument', () => {
         default_price_usd: '0.01',
         paths: ['/premium', '/premium/', '/café/menu', '/docs/intro'],
       },
+      // An exact rule whose twin a later rule prices; a letter whose case fold is another (helper-446).
+      {
+        rules: [
+          { path: '/premium', price_usd: '0.01' },
+          { path: '/premium/*', price_usd: '1' },
+          { path: '/ſtore/*', price_usd: '1' },
+          { path: '/store/menu', price_usd: '0' },
+        ],
+        default_price_usd: '0.01',
+        paths: ['/premium', '/premium/', '/store/menu', '/store/menu/'],
+      },
       // A later, dearer rule under a cheaper one's widened scope.
       {
         rules: [

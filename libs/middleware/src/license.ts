@@ -16,6 +16,7 @@
 
 import {
   decodePathEscapes,
+  foldCase,
   formatMicrosUsd,
   MAX_PRICE_MICROS,
   parsePriceUsd,
@@ -177,20 +178,22 @@ function readUsage(usage: unknown): UsagePreferences {
 export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {}): string {
   const origin = `https://${offer.domain}`;
   const defaultMicros = micros(offer.default_price_usd);
-  const rules = offer.rules.map((rule) => ({ pattern: rslPattern(rule.path), micros: micros(rule.price_usd) }));
-  const stated = (rule: (typeof rules)[number], index: number): bigint => {
-    const exact = rule.pattern.endsWith('$');
-    let dearest = exact ? rule.micros : max(rule.micros, defaultMicros);
-    rules.forEach((other, i) => {
-      if ((exact ? i < index : true) && mayOverlap(rule.pattern, other.pattern)) dearest = max(dearest, other.micros);
-    });
+  const rules = offer.rules.map((rule) => {
+    const pattern = rslPattern(rule.path);
+    return { pattern, micros: micros(rule.price_usd), reach: reachOf(pattern) };
+  });
+  // Every rule that may match a page the scope covers, whatever its place: the gate also charges a
+  // page by the rule its trailing-slash twin or another letter case matches (core's priceOfSpelling).
+  const stated = (rule: (typeof rules)[number]): bigint => {
+    let dearest = rule.reach.exact ? rule.micros : max(rule.micros, defaultMicros);
+    for (const other of rules) if (mayOverlap(rule.reach, other.reach)) dearest = max(dearest, other.micros);
     return dearest;
   };
   const scopes = [
     ...rules
       .filter((rule) => !(rule.micros === 0n && rule.pattern.includes('*')))
       .flatMap((rule, _, kept) => {
-        const micros = stated(rule, rules.indexOf(rule));
+        const micros = stated(rule);
         // The trailing-slash twin the gate prices alike ("/a/*" prices /a too), where no rule states it.
         return [
           rule.pattern,
@@ -228,16 +231,29 @@ function twinsOf(pattern: string): string[] {
   return [];
 }
 
+/** What of an RFC 9309 pattern (rslPattern's) says which paths it may match: see mayOverlap. */
+interface Reach {
+  exact: boolean;
+  /** The text before its first "*" (all of it, for an exact one), as the gate may read it (foldings). */
+  prefixes: string[];
+}
+
+function reachOf(pattern: string): Reach {
+  const exact = !pattern.includes('*');
+  return { exact, prefixes: foldings(exact ? pattern.slice(0, -1) : pattern.slice(0, pattern.indexOf('*'))) };
+}
+
 /**
- * Whether two RFC 9309 patterns (rslPattern's) may match one path as the gate reads it: unless the
- * text before their first "*" (all of it, for an exact one), its escapes decoded and its case
- * folded (a lenient router's), rules it out. Never false for two that do.
+ * Whether two patterns may match one path as the gate reads it: unless their prefixes, escapes
+ * decoded and case folded (a lenient router's), rule it out. Never false for two that do.
  */
-function mayOverlap(a: string, b: string): boolean {
-  const exactA = !a.includes('*');
-  const exactB = !b.includes('*');
-  const prefixA = folded(exactA ? a.slice(0, -1) : a.slice(0, a.indexOf('*')));
-  const prefixB = folded(exactB ? b.slice(0, -1) : b.slice(0, b.indexOf('*')));
+function mayOverlap(a: Reach, b: Reach): boolean {
+  return a.prefixes.some((prefixA) =>
+    b.prefixes.some((prefixB) => prefixesOverlap(prefixA, a.exact, prefixB, b.exact)),
+  );
+}
+
+function prefixesOverlap(prefixA: string, exactA: boolean, prefixB: string, exactB: boolean): boolean {
   if (exactA && exactB) return prefixA === prefixB;
   if (exactA) return prefixA.startsWith(prefixB);
   if (exactB) return prefixB.startsWith(prefixA);
@@ -246,8 +262,14 @@ function mayOverlap(a: string, b: string): boolean {
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
-/** A prefix as the gate compares paths: escapes decoded, case folded; its trailing slash dropped (a twin's). */
-const folded = (prefix: string) => decodePathEscapes(prefix).toLowerCase().replace(/\/$/, '');
+/**
+ * A prefix as the gate compares paths: escapes decoded, case folded as core folds it ("ſ" is "s"),
+ * "İ" read as one character and as two; its trailing slash dropped (a twin's).
+ */
+const foldings = (prefix: string): string[] => {
+  const decoded = decodePathEscapes(prefix);
+  return [...new Set([foldCase(decoded), foldCase(decoded, true)])].map((text) => text.replace(/\/$/, ''));
+};
 
 /** The API's price_usd, a decimal string ("0.01"), in micro-USD; an unreadable one the highest price, never a lower one. */
 function micros(price: string): bigint {

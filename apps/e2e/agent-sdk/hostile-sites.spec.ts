@@ -792,6 +792,7 @@ async function startNode(chainId: number, { estimateReverts = false } = {}) {
     eth_getTransactionCount: '0x0',
     // No transaction it was sent is known to it (their answers were lost).
     eth_getTransactionReceipt: null,
+    eth_getTransactionByHash: null,
     eth_estimateGas: '0x10000',
     eth_maxPriorityFeePerGas: '0x1',
     eth_gasPrice: '0x2',
@@ -956,6 +957,10 @@ describe('a payment whose outcome is unknown stays counted against the budget', 
       node.results.eth_getTransactionCount = '0x1';
       await expect(local.fetch(`${site.url}/page`)).rejects.toThrow();
       expect(node.calls.filter((method) => method === 'eth_sendRawTransaction')).toHaveLength(2);
+      // The WalletClient's, sent at the nonce it read: no USDC Transfer since it was sent, and its nonce taken.
+      node.results.eth_getLogs = [];
+      await expect(remote.fetch(`${site.url}/page`)).rejects.toThrow();
+      expect(node.calls.filter((method) => method === 'eth_sendTransaction')).toHaveLength(2);
     } finally {
       await node.close();
     }

@@ -688,7 +688,8 @@ export function createAgent(options: AgentOptions): Agent {
     // One of the payments its host and domain may have under way, each of which may end held
     // (PaymentSlots): pages of one host fetched at once wait their turn.
     const host = TokenCache.hostOf(page);
-    const freeSlot = await slots.take(host, heldPages, signal);
+    // A transfer is never held (the site cannot keep what the chain moved): no slot.
+    const freeSlot = mode === 'transfer' ? () => undefined : await slots.take(host, heldPages, signal);
     if (!freeSlot) throw heldPayment(url, heldPages.hostUntil(host) ?? Date.now());
     try {
       // A payment whose outcome is never learned is remembered until it is over, so that its page is

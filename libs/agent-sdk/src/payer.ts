@@ -54,8 +54,7 @@ export interface Payer {
 
 /**
  * A transfer that may have left: its hash (known before the broadcast when the agent signs it, a
- * local key; else from the node's answer), the nonce it was signed with (a local key's only: a
- * WalletClient's node picks its own), and the block it was sent after.
+ * local key; else from the node's answer), the nonce it was sent at, and the block it was sent after.
  */
 export interface SentTransfer {
   hash?: Hash;
@@ -64,9 +63,10 @@ export interface SentTransfer {
 }
 
 /**
- * A sent transfer's fate on the chain: mined (its hash: a WalletClient's found by its Transfer
- * event), reverted, never (its nonce was taken by another transaction: it can no longer be mined),
- * or unknown (pending, dropped but still sendable, or the node did not say).
+ * A sent transfer's fate on the chain: mined (its hash: a WalletClient's whose answer was lost
+ * found by its Transfer event and its nonce), reverted, never (its nonce was taken by another
+ * transaction and no node knows it: it can no longer be mined), or unknown (pending, dropped but
+ * still sendable, or the node did not say).
  */
 export type TransferFate = { kind: 'mined'; hash: Hash } | { kind: 'reverted' | 'never' | 'unknown' };
 
@@ -155,9 +155,16 @@ export function createPayer(
       throw new TransferNotSent(error);
     }
     if (signer.type !== 'local') {
-      onSent({ fromBlock });
-      const hash = await client.writeContract(call);
-      onSent({ hash, fromBlock });
+      // Sent at the nonce read here, so that its fate can be told from another transaction's.
+      let nonce: number;
+      try {
+        nonce = await publicFor(client).getTransactionCount({ address, blockTag: 'pending' });
+      } catch (error) {
+        throw new TransferNotSent(error);
+      }
+      onSent({ nonce, fromBlock });
+      const hash = await client.writeContract({ ...call, nonce });
+      onSent({ hash, nonce, fromBlock });
       return hash;
     }
     let signed: Hex;
@@ -191,27 +198,50 @@ export function createPayer(
     const chain = publicFor(wallet());
     try {
       const mined = await chain.getTransactionCount({ address, blockTag: 'latest' });
-      if (sent.hash) {
-        const receipt = await chain.getTransactionReceipt({ hash: sent.hash }).catch((error: unknown) => {
+      const hash = sent.hash ?? (await sentAtNonce(chain, offer, sent));
+      if (hash) {
+        const receipt = await chain.getTransactionReceipt({ hash }).catch((error: unknown) => {
           if ((error as Error).name === 'TransactionReceiptNotFoundError') return null;
           throw error;
         });
-        if (receipt) return receipt.status === 'success' ? { kind: 'mined', hash: sent.hash } : { kind: 'reverted' };
-      } else {
-        const transfers = await chain.getContractEvents({
-          address: offer.asset,
-          abi: USDC_ABI,
-          eventName: 'Transfer',
-          args: { from: address, to: offer.payTo },
-          fromBlock: sent.fromBlock,
-        });
-        const paid = transfers.find((event) => event.args.value === offer.amount);
-        if (paid) return { kind: 'mined', hash: paid.transactionHash };
+        if (receipt) return receipt.status === 'success' ? { kind: 'mined', hash } : { kind: 'reverted' };
+        // A node behind the one that counted may still hold it pending: never only once none knows it.
+        const known = await chain.getTransaction({ hash }).then(
+          () => true,
+          (error: unknown) => {
+            if ((error as Error).name === 'TransactionNotFoundError') return false;
+            throw error;
+          },
+        );
+        if (known) return { kind: 'unknown' };
       }
       return sent.nonce !== undefined && mined > sent.nonce ? { kind: 'never' } : { kind: 'unknown' };
     } catch {
       return { kind: 'unknown' };
     }
+  };
+
+  /**
+   * The hash of the transfer a WalletClient's node sent at `sent.nonce` (its answer lost): among the
+   * USDC Transfer events to the offer's pay_to of its amount since it was sent, the one whose
+   * transaction has that nonce (another page's transfer of the same price is not it).
+   */
+  const sentAtNonce = async (chain: PublicClient, offer: Offer, sent: SentTransfer): Promise<Hash | undefined> => {
+    if (sent.nonce === undefined) return undefined;
+    const transfers = await chain.getContractEvents({
+      address: offer.asset,
+      abi: USDC_ABI,
+      eventName: 'Transfer',
+      args: { from: address, to: offer.payTo },
+      fromBlock: sent.fromBlock,
+    });
+    for (const event of transfers) {
+      if (event.args.value !== offer.amount) continue;
+      const transaction = await chain.getTransaction({ hash: event.transactionHash });
+      if (transaction.nonce === sent.nonce && transaction.from.toLowerCase() === address.toLowerCase())
+        return event.transactionHash;
+    }
+    return undefined;
   };
 
   const publicFor = (client: WalletClient): PublicClient =>
@@ -264,6 +294,9 @@ export function createPayer(
       }
       const hash = await inTurn(() => sendTransfer(client, { ...call, gas }, onSent));
       const receipt = await publicFor(client).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
+      // viem answers a replacement's receipt as ours (another transaction at its nonce): in doubt, asked again.
+      if (receipt.transactionHash !== hash)
+        throw new Error(`USDC transfer ${hash} was replaced by ${receipt.transactionHash}`);
       if (receipt.status !== 'success') throw new TransferReverted(hash);
       return hash;
     },

@@ -9,8 +9,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { baseV1Offer } from '../agent-sdk/support/base-offers';
 import { envFor, fundedKey, startPaidSite, type PaidSite } from './support';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -68,6 +72,52 @@ describe('the crawlgate-mcp binary', () => {
     }
   });
 
+  it('lets a payment under way finish before it exits on SIGTERM or stdin’s end, within a grace (helper-437)', async () => {
+    // It exited at once: the paid answer (and the token it carried) was lost, and the next session paid again.
+    let paymentSeen!: () => void;
+    const paid = new Promise<void>((resolve) => (paymentSeen = resolve));
+    const answered: ('delivered' | 'client gone')[] = [];
+    const slow = createServer((request, response) => {
+      if (!request.headers['x-payment'])
+        return void response.writeHead(402, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            x402Version: 1,
+            accepts: [baseV1Offer(privateKeyToAccount(generatePrivateKey()).address)],
+          }),
+        );
+      paymentSeen();
+      let gone = false;
+      request.socket.once('close', () => (gone = true));
+      setTimeout(() => {
+        answered.push(gone ? 'client gone' : 'delivered');
+        response.writeHead(200, { 'content-type': 'text/plain' }).end('the page');
+      }, 1_500);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const { child, client } = await startOverHttp({
+      CRAWLGATE_WALLET_KEY: generatePrivateKey(),
+      CRAWLGATE_MAX_PRICE_USD: '0.01',
+      CRAWLGATE_BUDGET_USD: '1',
+      CRAWLGATE_NETWORKS: 'base',
+      CRAWLGATE_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      const port = (slow.address() as AddressInfo).port;
+      void client
+        .callTool({ name: 'fetch_page', arguments: { url: `http://127.0.0.1:${port}/slow` } })
+        .catch(() => undefined);
+      await paid;
+      child.kill('SIGTERM');
+      await exited;
+      expect(answered).toEqual(['delivered']);
+    } finally {
+      child.kill('SIGKILL');
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  }, 30_000);
+
   it('refuses to start without its configuration, saying what is missing', async () => {
     const run = promisify(execFile);
     const missing = run(COMMAND[0], COMMAND.slice(1), { cwd: ROOT, env: SOURCE_ENV });
@@ -88,28 +138,8 @@ describe('the crawlgate-mcp binary', () => {
   });
 
   it('serves streamable HTTP on 127.0.0.1 with --http, saying where and with which bearer token on stderr', async () => {
-    const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--http', '0'], {
-      cwd: ROOT,
-      env: { ...SOURCE_ENV, ...envFor(site, await fundedKey(site, '0')) },
-    });
+    const { child, client } = await startOverHttp(envFor(site, await fundedKey(site, '0')));
     try {
-      const [url, token] = await new Promise<[string, string]>((resolve, reject) => {
-        let stderr = '';
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString('utf8');
-          const found = /MCP over HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp); send "Authorization: Bearer ([\w-]+)"/.exec(
-            stderr,
-          );
-          if (found) resolve([found[1], found[2]]);
-        });
-        child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
-      });
-      const client = new Client({ name: 'http-bin-test', version: '1.0.0' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(url), {
-          requestInit: { headers: { authorization: `Bearer ${token}` } },
-        }),
-      );
       try {
         expect((await client.callTool({ name: 'spending', arguments: {} })).structuredContent).toMatchObject({
           spent_usd: '0',
@@ -123,3 +153,24 @@ describe('the crawlgate-mcp binary', () => {
     }
   });
 });
+
+/** The binary serving MCP over HTTP (--http 0) with `env`, and a client connected as its stderr says (URL and bearer token). */
+async function startOverHttp(env: Record<string, string>) {
+  const child = spawn(COMMAND[0], [...COMMAND.slice(1), '--http', '0'], { cwd: ROOT, env: { ...SOURCE_ENV, ...env } });
+  const [url, token] = await new Promise<[string, string]>((resolve, reject) => {
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      const found = /MCP over HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp); send "Authorization: Bearer ([\w-]+)"/.exec(
+        stderr,
+      );
+      if (found) resolve([found[1], found[2]]);
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
+  });
+  const client = new Client({ name: 'http-bin-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  return { child, client };
+}

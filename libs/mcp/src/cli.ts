@@ -20,7 +20,15 @@ export interface CliIo {
 export interface Running {
   stdio: boolean;
   close(): Promise<void>;
+  /** Settles once no tool call is paying (PaymentLedger.idle). */
+  idle(): Promise<void>;
 }
+
+/**
+ * How long a stop waits for tool calls still paying: a payment that left is followed to its
+ * answer, whose token the next session would otherwise pay for again. Hosts kill sooner, some.
+ */
+export const STOP_GRACE_MS = 30_000;
 
 const PROCESS_IO: CliIo = {
   stdout: (text) => process.stdout.write(text),
@@ -69,12 +77,12 @@ export async function main(argv: readonly string[], env: Env, io: CliIo = PROCES
       // A token it made is shown once, here: the host must send it. One the environment gave is not repeated.
       const bearer = config.httpToken === undefined ? `; send "Authorization: Bearer ${http.token}"` : '';
       session.log(`${describeSession(session)}; MCP over HTTP at ${http.url}${bearer}`);
-      return { stdio: false, close: http.close };
+      return { stdio: false, close: http.close, idle: () => session.ledger.idle() };
     }
     const server = createMcpServer(session);
     await server.connect(new StdioServerTransport());
     session.log(`${describeSession(session)}; MCP on stdio`);
-    return { stdio: true, close: () => server.close() };
+    return { stdio: true, close: () => server.close(), idle: () => session.ledger.idle() };
   } catch (error) {
     session.log(`crawlgate-mcp: could not start: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
@@ -89,7 +97,11 @@ if (require.main === module) {
         process.exitCode = running;
         return;
       }
-      const stop = () => void running.close().finally(() => process.exit(0));
+      const grace = () => new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
+      const stop = () =>
+        void Promise.race([running.idle(), grace()])
+          .then(() => running.close())
+          .finally(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
       // The host closing our stdin is the end of a stdio session.

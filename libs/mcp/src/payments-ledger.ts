@@ -67,6 +67,8 @@ interface CallPayments {
 export class PaymentLedger {
   private readonly byPage = new Map<string, PageEntry>();
   private readonly currentCall = new AsyncLocalStorage<CallPayments>();
+  /** The calls under way (during()): a stop waits for them (idle). */
+  private readonly running = new Set<Promise<unknown>>();
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
@@ -94,8 +96,14 @@ export class PaymentLedger {
     work: () => Promise<T>,
   ): Promise<{ value: T; payments: PaymentEvent[]; unconfirmed: UnconfirmedPaymentEvent[] }> {
     const call: CallPayments = { payments: [], unconfirmed: [] };
+    const run = this.currentCall.run(call, work);
+    this.running.add(run);
+    void run.then(
+      () => this.running.delete(run),
+      () => this.running.delete(run),
+    );
     try {
-      const value = await this.currentCall.run(call, work);
+      const value = await run;
       // A page may come back after a payment left unconfirmed (the site's 5xx, its API silent): said too.
       return { value, payments: call.payments, unconfirmed: call.unconfirmed };
     } catch (error) {
@@ -104,6 +112,11 @@ export class PaymentLedger {
       const paid = call.payments.at(-1);
       throw paid ? new PaidPageUnreadError(error, paid) : error;
     }
+  }
+
+  /** Settles once the calls under way now have ended, however each ends. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.running]);
   }
 
   /** The `limit` most recently paid pages, newest first, and how many pages were paid in all. */

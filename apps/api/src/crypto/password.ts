@@ -31,6 +31,11 @@ export class PasswordChecksBusy extends Error {
 let hashing = 0;
 const waiting: (() => void)[] = [];
 
+/** Whether a password check asked for now would be refused (PasswordChecksBusy): checked before a login spends its attempts. */
+export function passwordChecksFull(): boolean {
+  return hashing >= PASSWORD_HASHES_AT_ONCE && waiting.length >= PASSWORD_HASHES_WAITING;
+}
+
 async function inTurn<T>(work: () => Promise<T>): Promise<T> {
   if (hashing < PASSWORD_HASHES_AT_ONCE) hashing++;
   else if (waiting.length >= PASSWORD_HASHES_WAITING) throw new PasswordChecksBusy();

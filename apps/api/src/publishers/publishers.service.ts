@@ -13,7 +13,13 @@ import type { ChainContext } from '../chain/chain-context';
 import { ownAddressRole } from '../chain/own-addresses';
 import { signedMessageBy } from '../chain/signed-message';
 import { CHAIN } from '../chain/tokens';
-import { decoyPasswordHash, hashPassword, PasswordChecksBusy, verifyPassword } from '../crypto/password';
+import {
+  decoyPasswordHash,
+  hashPassword,
+  PasswordChecksBusy,
+  passwordChecksFull,
+  verifyPassword,
+} from '../crypto/password';
 import type { Database } from '../db/database';
 import { isUniqueViolation } from '../db/prisma-errors';
 import { CONFIG, DATABASE } from '../db/tokens';
@@ -69,6 +75,8 @@ export class PublishersService {
     // Before the lookup, and the same for every email, so a 429 tells nothing about who is registered.
     // Counted before the password is checked, so that attempts sent at once cannot outrun the count;
     // the account's budget is spent only by attempts its network's budget let through.
+    // Refused before any attempt is counted: a 503 for the server's load must not spend the owner's logins.
+    if (passwordChecksFull()) throw passwordChecksBusy();
     const account = loginAccount(input.email);
     const fromNetwork = `${account}-${sha256Hex(network)}`;
     const known = await this.knownNetworks.isKnown(account, network);
@@ -146,6 +154,7 @@ export class PublishersService {
    * (the client's) is kept.
    */
   async changePassword(publisher: Publisher, input: ChangePasswordDto, network: string): Promise<IssuedApiKey> {
+    if (passwordChecksFull()) throw passwordChecksBusy();
     await this.spendAttempt(confirmationsKey(publisher.id), PASSWORD_CONFIRMATIONS, 'password checks for this account');
     if (!(await passwordWork(verifyPassword(input.current_password, publisher.passwordHash))))
       throw unauthorized('current_password does not match');
@@ -182,6 +191,7 @@ export class PublishersService {
       const password = decodeHeaderText(confirmPassword);
       if (password === undefined)
         throw unauthorized("X-Confirm-Password is not a valid UTF-8'' ext-value (RFC 8187: percent-encoded UTF-8)");
+      if (passwordChecksFull()) throw passwordChecksBusy();
       await this.spendAttempt(
         confirmationsKey(publisher.id),
         PASSWORD_CONFIRMATIONS,
@@ -289,14 +299,13 @@ async function passwordWork<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    if (error instanceof PasswordChecksBusy)
-      throw unavailable(
-        'Too many password checks are waiting on this server; nothing was changed. Try again in a second',
-        1,
-      );
+    if (error instanceof PasswordChecksBusy) throw passwordChecksBusy();
     throw error;
   }
 }
+
+const passwordChecksBusy = () =>
+  unavailable('Too many password checks are waiting on this server; nothing was changed. Try again in a second', 1);
 
 /** The counter of a publisher's password checks (PASSWORD_CONFIRMATIONS): X-Confirm-Password and password changes. */
 const confirmationsKey = (publisherId: string) => `confirm-password-${publisherId}`;

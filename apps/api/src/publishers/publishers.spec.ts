@@ -1,3 +1,9 @@
+import {
+  DEFAULT_SCRYPT_LOG_N,
+  hashPassword,
+  PASSWORD_HASHES_AT_ONCE,
+  PASSWORD_HASHES_WAITING,
+} from '../crypto/password';
 import { encodeHeaderText, sha256Hex } from '@crawlgate/core';
 import { randomUUID } from 'node:crypto';
 import { freshIp, registerPublisher } from '../../test/fixtures';
@@ -454,6 +460,24 @@ describe('publishers API', () => {
       });
       expect(changed.status).toBe(200);
     });
+
+    it('answers a login 503 without spending its attempts while the password checks are full (helper-444)', async () => {
+      const publisher = await registerPublisher(app);
+      const attemptRows = async () =>
+        Number((await app.database.sql.query<{ n: string }>('SELECT count(*) AS n FROM password_attempts'))[0].n);
+      const before = await attemptRows();
+      // The process's password checks taken: running and waiting, as a flood from many networks would.
+      const flood = Array.from({ length: PASSWORD_HASHES_AT_ONCE + PASSWORD_HASHES_WAITING }, () =>
+        hashPassword('a flood', DEFAULT_SCRYPT_LOG_N).catch(() => undefined),
+      );
+      const busy = await app.call('POST', '/v1/publishers/login', {
+        body: { email: publisher.email, password: publisher.password },
+        headers: { 'x-forwarded-for': freshIp() },
+      });
+      await Promise.all(flood);
+      expect([busy.status, busy.headers.get('retry-after')]).toEqual([503, '1']);
+      expect(await attemptRows()).toBe(before);
+    }, 30_000);
 
     it('changes the password with the current one: the old password and the old key stop working, the new key is returned', async () => {
       // A leaked password must be replaceable, and its holder's key must end with it.

@@ -169,22 +169,26 @@ export async function repriceIfStuck(
   urgency: FeeUrgency = 'routine',
 ): Promise<Repricing> {
   if (!pendingTooLong(chain, sentAt)) return { kind: 'waiting' };
-  const bump = await planFeeBump(chain, hash, urgency);
-  if (bump.kind === 'capped') return { kind: 'capped', market: bump.market, cap: bump.cap };
-  if (bump.kind !== 'replace') return { kind: 'waiting' };
-  const { maxFeePerGas, maxPriorityFeePerGas } = bump.replacement;
-  const sent = await broadcastReplacement(chain, bump.replacement, record).catch((error: unknown) => {
-    if (error instanceof ReplacementNotRecorded) return null;
-    throw error;
-  });
-  if (!sent) return { kind: 'superseded' };
-  return { kind: 'replaced', hash: sent, fees: { maxFeePerGas, maxPriorityFeePerGas } };
+  // Judged and sent in a turn of the relayer's (RelayerNonces.alone): its original seen pending
+  // then, no broadcast here or on another instance can take that nonce before the replacement goes.
+  return chain.relayerNonces.alone(async (): Promise<Repricing> => {
+    const bump = await planFeeBump(chain, hash, urgency);
+    if (bump.kind === 'capped') return { kind: 'capped', market: bump.market, cap: bump.cap };
+    if (bump.kind !== 'replace') return { kind: 'waiting' };
+    const { maxFeePerGas, maxPriorityFeePerGas } = bump.replacement;
+    const sent = await broadcastReplacement(chain, bump.replacement, record).catch((error: unknown) => {
+      if (error instanceof ReplacementNotRecorded) return null;
+      throw error;
+    });
+    if (!sent) return { kind: 'superseded' };
+    return { kind: 'replaced', hash: sent, fees: { maxFeePerGas, maxPriorityFeePerGas } };
+  }, 'claimer');
 }
 
 /**
  * Signs a replacement of a pending relayer transaction (its nonce, higher fees: planFeeBump) and
- * broadcasts it. Outside the nonce turn: it takes no new nonce, and the pending count others read
- * stays the same. `beforeBroadcast` records its hash first, as for any broadcast.
+ * broadcasts it: it takes no new nonce, and the pending count others read stays the same; run in a
+ * turn of its own (repriceIfStuck). `beforeBroadcast` records its hash first, as for any broadcast.
  */
 export async function broadcastReplacement(
   chain: ChainContext,

@@ -93,6 +93,28 @@ describe('createRelayerNonces', () => {
     expect(await mined(hash)).toBe('success');
   });
 
+  it('runs work at no new nonce in a turn of its own (a replacement at a pending nonce): no broadcast reads the count meanwhile', async () => {
+    let insideTurn = false;
+    const reads: boolean[] = [];
+    const nonces = createRelayerNonces(
+      async () => {
+        reads.push(insideTurn);
+        return pendingNonce();
+      },
+      (work) => work(),
+    );
+    const alone = nonces.alone(async () => {
+      insideTurn = true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      insideTurn = false;
+      return 'replaced';
+    }, 'claimer');
+    const sent = nonces.send(async (nonce) => transfer(nonce), TURN);
+    expect(await alone).toBe('replaced');
+    expect(await mined(await sent)).toBe('success');
+    expect(reads).toEqual([false]);
+  });
+
   it('tries a refused nonce at most 3 times, and never retries other failures (the transaction may have landed)', async () => {
     const nonces = createRelayerNonces(pendingNonce);
     const tries = { taken: 0, known: 0 };

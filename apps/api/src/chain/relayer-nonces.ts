@@ -9,6 +9,12 @@ const NONCE_TAKEN = /nonce too low|replacement transaction underpriced/i;
 export interface RelayerNonces {
   /** Runs `broadcast` with the relayer's next nonce once its turn comes (RelayerTurn), every earlier one finished. */
   send<T>(broadcast: (nonce: number) => Promise<T>, turn: RelayerTurn): Promise<T>;
+  /**
+   * Runs `work` in a turn as `send` does, taking no nonce: a replacement of a pending transaction
+   * (fee-bump.ts), judged and sent while no other broadcast, here or on another instance, reads the
+   * pending count (a nonce freed meanwhile would otherwise be taken by one and replaced by the other).
+   */
+  alone<T>(work: () => Promise<T>, turn: RelayerTurn): Promise<T>;
 }
 
 /**
@@ -74,20 +80,21 @@ export function createRelayerNonces(
       running = false;
     }
   };
+  const inTurn = <T>(work: () => Promise<T>, turn: RelayerTurn): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const go = () => acrossInstances(work).then(resolve, reject);
+      if (turn === 'claimer') claimer.push(go);
+      else {
+        const payee = turn.payee.toLowerCase();
+        const waiting = payees.get(payee);
+        if (waiting) waiting.push(go);
+        else payees.set(payee, [go]);
+      }
+      void run();
+    });
   return {
-    send(broadcast, turn) {
-      return new Promise((resolve, reject) => {
-        const go = () => acrossInstances(() => broadcastWithNextNonce(pendingNonce, broadcast)).then(resolve, reject);
-        if (turn === 'claimer') claimer.push(go);
-        else {
-          const payee = turn.payee.toLowerCase();
-          const waiting = payees.get(payee);
-          if (waiting) waiting.push(go);
-          else payees.set(payee, [go]);
-        }
-        void run();
-      });
-    },
+    send: (broadcast, turn) => inTurn(() => broadcastWithNextNonce(pendingNonce, broadcast), turn),
+    alone: inTurn,
   };
 }
 

@@ -10,7 +10,8 @@ describe('isAlwaysFreePath', () => {
     '/sitemap-posts.xml',
     '/sitemap1.xml',
     '/wp-sitemap.xml',
-    '/wp-sitemap-posts-post-1.xml',
+    '/sitemap-pages.xml',
+    '/sitemap-posts-post.xml',
     // The sitemaps Yoast's and Rank Math's index lists (helper-443), and news sitemaps.
     '/post-sitemap.xml',
     '/page-sitemap2.xml',
@@ -53,6 +54,13 @@ describe('isAlwaysFreePath', () => {
     '/premium-sitemap.xml',
     '/sitemap-12345.xml',
     '/sitemap.posts.xml',
+    // A word before the number does not make it a sitemap's: "/:slug-:id.xml" reads id 12345 (helper-447).
+    '/sitemap-a-12345.xml',
+    '/sitemap_a-12345.xml',
+    '/sitemap-premium-story-12345.xml',
+    '/news-sitemap-x-12345.xml',
+    '/sitemap-posts-12345.xml',
+    '/wp-sitemap-posts-post-1.xml',
     '/.well-known',
     '/well-known/pay.json',
     '/favicon.png',
@@ -103,11 +111,12 @@ describe('isAlwaysFreePath', () => {
     expect(isAlwaysFreePath(path)).toBe(true);
   });
 
-  it('publishes the same set as globs', () => {
-    expect(ALWAYS_FREE_PATHS.slice(0, 3)).toEqual(['/robots.txt', '/sitemap*.xml', '/wp-sitemap*.xml']);
+  it('publishes the set as globs, no wider: the sitemaps by their common names only (helper-447)', () => {
+    expect(ALWAYS_FREE_PATHS.slice(0, 3)).toEqual(['/robots.txt', '/sitemap.xml', '/sitemap_index.xml']);
     expect(ALWAYS_FREE_PATHS).toContain('/.well-known/security.txt');
     expect(ALWAYS_FREE_PATHS.filter((path) => path.startsWith('/.well-known/') && path.includes('*'))).toEqual([]);
-    // Read as prices are (`*` within one segment): each sample is matched by a glob exactly when it is free.
+    // Read as prices are (`*` within one segment): a sample a glob matches is free; every one is free
+    // or not alike but the sitemaps, of which the globs name the common ones.
     const globs = compilePriceTable(
       ALWAYS_FREE_PATHS.map((pattern) => ({ pattern, micros: 0n })),
       1n,
@@ -115,7 +124,9 @@ describe('isAlwaysFreePath', () => {
     const samples = [
       '/robots.txt',
       '/sitemap-posts.xml',
-      '/wp-sitemap-posts-post-1.xml',
+      '/sitemap-12345.xml',
+      '/sitemap-a-12345.xml',
+      '/post-sitemap-12345.xml',
       '/post-sitemap2.xml',
       '/blog/post-sitemap.xml',
       '/12345-sitemap.xml',
@@ -130,8 +141,13 @@ describe('isAlwaysFreePath', () => {
       '/.well-known/acme-challenge/a/b',
       '/article',
     ];
-    for (const path of samples)
-      expect({ path, free: globs.resolvePath(path).rule !== null }).toEqual({ path, free: isAlwaysFreePath(path) });
+    const listed = (path: string) => globs.resolvePath(path).rule !== null;
+    for (const path of samples) {
+      if (listed(path)) expect({ path, free: isAlwaysFreePath(path) }).toEqual({ path, free: true });
+      if (!path.includes('sitemap'))
+        expect({ path, listed: listed(path) }).toEqual({ path, listed: isAlwaysFreePath(path) });
+    }
+    expect(['/sitemap.xml', '/post-sitemap.xml', '/sitemap-posts.xml'].map(listed)).toEqual([true, true, false]);
   });
 });
 

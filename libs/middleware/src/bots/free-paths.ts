@@ -61,11 +61,45 @@ const SITEMAP_PREFIXES = [
   'product_tag',
 ] as const;
 
+/**
+ * The words a sitemap's name may carry after "sitemap" (sitemap-posts.xml, sitemap_index.xml). No
+ * number after them: "/sitemap-posts-12345.xml" is article 12345 to a route such as "/:slug-:id.xml".
+ */
+const SITEMAP_WORDS = [
+  'index',
+  'posts',
+  'post',
+  'pages',
+  'page',
+  'taxonomies',
+  'category',
+  'categories',
+  'tags',
+  'users',
+  'authors',
+  'news',
+  'video',
+  'videos',
+  'image',
+  'images',
+  'products',
+] as const;
+
+/**
+ * The free sitemaps as globs, for pay.json: the common names only, a subset of what the gate
+ * frees (a glob's "*" would also cover names the gate charges).
+ */
+const SITEMAP_GLOBS = [
+  '/sitemap.xml',
+  '/sitemap_index.xml',
+  '/sitemap-index.xml',
+  ...SITEMAP_PREFIXES.map((name) => `/${name}-sitemap.xml`),
+];
+
 /** The same set as globs, for pay.json: `*` stays within one path segment. */
 export const ALWAYS_FREE_PATHS: readonly string[] = Object.freeze([
   '/robots.txt',
-  '/sitemap*.xml',
-  ...SITEMAP_PREFIXES.map((name) => `/${name}-sitemap*.xml`),
+  ...SITEMAP_GLOBS,
   ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
   '/security.txt',
   '/favicon.ico',
@@ -81,11 +115,11 @@ const FREE_FILES = new Set([
   ...WELL_KNOWN_DOCUMENTS.map((name) => `/.well-known/${name}`),
 ]);
 // sitemap.xml, sitemap1.xml, sitemap_index.xml, sitemap-posts.xml; the plugins' names above, post-sitemap.xml,
-// page-sitemap2.xml, wp-sitemap-posts-post-1.xml. A number only alone or after a word: "/sitemap-12345.xml" is
-// article 12345 to a route such as "/:slug-:id". Letters, digits, "-" and "_" only: a "?", "#" or ";" from an
-// escape makes it another page to a router ("/:page").
+// page-sitemap2.xml. A number only straight after "sitemap": after a separator it is an article's id to a route
+// such as "/:slug-:id" ("/sitemap-12345.xml", "/sitemap-posts-12345.xml"; so WordPress core's
+// wp-sitemap-posts-post-1.xml is charged: free it with a rule of 0).
 const SITEMAP = new RegExp(
-  `^/(?:(?:${SITEMAP_PREFIXES.join('|')})-)?sitemap(?:\\d+|(?:[-_][a-z]+)+(?:-?\\d+)?)?\\.xml$`,
+  `^/(?:(?:${SITEMAP_PREFIXES.join('|')})-)?sitemap(?:\\d+|(?:[-_](?:${SITEMAP_WORDS.join('|')}))+)?\\.xml$`,
 );
 
 /**

@@ -13,7 +13,9 @@ import {
   encodeFunctionData,
   http,
   keccak256,
+  parseEventLogs,
   type EncodeFunctionDataParameters,
+  type TransactionReceipt,
   type TransactionSerializable,
   type Account,
   type Hash,
@@ -54,19 +56,18 @@ export interface Payer {
 
 /**
  * A transfer that may have left: its hash (known before the broadcast when the agent signs it, a
- * local key; else from the node's answer), the nonce it was sent at, and the block it was sent after.
+ * local key; else from the node's answer) and the nonce it was signed with (a local key's).
  */
 export interface SentTransfer {
   hash?: Hash;
   nonce?: number;
-  fromBlock: bigint;
 }
 
 /**
- * A sent transfer's fate on the chain: mined (its hash: a WalletClient's whose answer was lost
- * found by its Transfer event and its nonce), reverted, never (its nonce was taken by another
- * transaction and no node knows it: it can no longer be mined), or unknown (pending, dropped but
- * still sendable, or the node did not say).
+ * A sent transfer's fate on the chain: mined, reverted, never (a local key's: the nonce it was
+ * signed with was taken by another transaction and no node knows it, so it can no longer be mined),
+ * or unknown (pending, dropped but still sendable, a WalletClient's whose hash or nonce is not
+ * known, or the node did not say).
  */
 export type TransferFate = { kind: 'mined'; hash: Hash } | { kind: 'reverted' | 'never' | 'unknown' };
 
@@ -148,23 +149,12 @@ export function createPayer(
     call: Parameters<WalletClient['writeContract']>[0] & { gas: bigint },
     onSent: (sent: SentTransfer) => void,
   ): Promise<Hash> => {
-    let fromBlock: bigint;
-    try {
-      fromBlock = await publicFor(client).getBlockNumber();
-    } catch (error) {
-      throw new TransferNotSent(error);
-    }
     if (signer.type !== 'local') {
-      // Sent at the nonce read here, so that its fate can be told from another transaction's.
-      let nonce: number;
-      try {
-        nonce = await publicFor(client).getTransactionCount({ address, blockTag: 'pending' });
-      } catch (error) {
-        throw new TransferNotSent(error);
-      }
-      onSent({ nonce, fromBlock });
-      const hash = await client.writeContract({ ...call, nonce });
-      onSent({ hash, nonce, fromBlock });
+      // Its nonce is the wallet's to pick (some ignore one given): unknown here, so such a transfer
+      // whose answer was lost is never judged unmineable (TransferFate 'never').
+      onSent({});
+      const hash = await client.writeContract(call);
+      onSent({ hash });
       return hash;
     }
     let signed: Hex;
@@ -183,7 +173,7 @@ export function createPayer(
       throw new TransferNotSent(error);
     }
     const hash = keccak256(signed);
-    onSent({ hash, nonce, fromBlock });
+    onSent({ hash, nonce });
     await client.sendRawTransaction({ serializedTransaction: signed });
     return hash;
   };
@@ -198,7 +188,7 @@ export function createPayer(
     const chain = publicFor(wallet());
     try {
       const mined = await chain.getTransactionCount({ address, blockTag: 'latest' });
-      const hash = sent.hash ?? (await sentAtNonce(chain, offer, sent));
+      const hash = sent.hash;
       if (hash) {
         const receipt = await chain.getTransactionReceipt({ hash }).catch((error: unknown) => {
           if ((error as Error).name === 'TransactionReceiptNotFoundError') return null;
@@ -215,6 +205,7 @@ export function createPayer(
         );
         if (known) return { kind: 'unknown' };
       }
+      // Only a nonce the agent signed with tells that another transaction took its place.
       return sent.nonce !== undefined && mined > sent.nonce ? { kind: 'never' } : { kind: 'unknown' };
     } catch {
       return { kind: 'unknown' };
@@ -222,27 +213,18 @@ export function createPayer(
   };
 
   /**
-   * The hash of the transfer a WalletClient's node sent at `sent.nonce` (its answer lost): among the
-   * USDC Transfer events to the offer's pay_to of its amount since it was sent, the one whose
-   * transaction has that nonce (another page's transfer of the same price is not it).
+   * Whether a receipt carries this payer's USDC Transfer of the offer's amount to its pay_to: a
+   * wallet's re-priced copy of the transfer ("speed up"), whose receipt viem gives as the transfer's.
    */
-  const sentAtNonce = async (chain: PublicClient, offer: Offer, sent: SentTransfer): Promise<Hash | undefined> => {
-    if (sent.nonce === undefined) return undefined;
-    const transfers = await chain.getContractEvents({
-      address: offer.asset,
-      abi: USDC_ABI,
-      eventName: 'Transfer',
-      args: { from: address, to: offer.payTo },
-      fromBlock: sent.fromBlock,
-    });
-    for (const event of transfers) {
-      if (event.args.value !== offer.amount) continue;
-      const transaction = await chain.getTransaction({ hash: event.transactionHash });
-      if (transaction.nonce === sent.nonce && transaction.from.toLowerCase() === address.toLowerCase())
-        return event.transactionHash;
-    }
-    return undefined;
-  };
+  const paysOffer = (receipt: TransactionReceipt, offer: Offer): boolean =>
+    receipt.status === 'success' &&
+    parseEventLogs({ abi: USDC_ABI, eventName: 'Transfer', logs: receipt.logs }).some(
+      (log) =>
+        log.address.toLowerCase() === offer.asset.toLowerCase() &&
+        log.args.from.toLowerCase() === address.toLowerCase() &&
+        log.args.to.toLowerCase() === offer.payTo.toLowerCase() &&
+        log.args.value === offer.amount,
+    );
 
   const publicFor = (client: WalletClient): PublicClient =>
     createPublicClient({ transport: http(rpcUrl ?? client.transport.url), pollingInterval: pollingIntervalMs });
@@ -294,9 +276,12 @@ export function createPayer(
       }
       const hash = await inTurn(() => sendTransfer(client, { ...call, gas }, onSent));
       const receipt = await publicFor(client).waitForTransactionReceipt({ hash, pollingInterval: pollingIntervalMs });
-      // viem answers a replacement's receipt as ours (another transaction at its nonce): in doubt, asked again.
-      if (receipt.transactionHash !== hash)
+      // viem answers a replacement's receipt as ours (another transaction at its nonce): the wallet's
+      // re-priced copy of it pays the page; anything else leaves it in doubt, asked again.
+      if (receipt.transactionHash !== hash) {
+        if (paysOffer(receipt, offer)) return receipt.transactionHash;
         throw new Error(`USDC transfer ${hash} was replaced by ${receipt.transactionHash}`);
+      }
       if (receipt.status !== 'success') throw new TransferReverted(hash);
       return hash;
     },

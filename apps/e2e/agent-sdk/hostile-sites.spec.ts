@@ -858,8 +858,11 @@ describe('a cap on what one site takes (maxSpendPerSiteUsd)', () => {
     expect(agent.spent()).toMatchObject({ usd: '0.002', remainingUsd: '0.998' });
   });
 
-  it('refuses a cap that is no amount', () => {
+  it('refuses a cap that is no amount, and one beside batchSettlement, whose vouchers it does not count (helper-447)', () => {
     expect(() => agentWith({ maxSpendPerSiteUsd: 'a lot' })).toThrow(/maxSpendPerSiteUsd/);
+    expect(() => agentWith({ maxSpendPerSiteUsd: '0.01', batchSettlement: { depositUsd: '0.1' } })).toThrow(
+      /maxSpendPerSiteUsd.*batchSettlement/,
+    );
   });
 });
 

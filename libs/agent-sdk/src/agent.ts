@@ -118,7 +118,7 @@ export interface AgentOptions {
    * The most one site takes in exact payments, in USD, while this agent runs (a site: a domain, its
    * last two labels; an IP address): a page of a site past it is refused (SiteBudgetExceededError),
    * the rest of the budget kept for others. Default: no cap but the budget. Counted in this process,
-   * not in `budgetStore`; voucher channels' deposits are bounded by `batchSettlement` instead.
+   * not in `budgetStore`. Not yet for voucher payments: it cannot be set beside `batchSettlement`.
    */
   maxSpendPerSiteUsd?: string | number;
   /**
@@ -420,6 +420,10 @@ export function createAgent(options: AgentOptions): Agent {
   // Reads refused authorizations' fate on chain.
   const held = heldAuthorizations(budget, chainOf);
   const batch = batchOptions(options.batchSettlement);
+  if (batch && options.maxSpendPerSiteUsd !== undefined)
+    throw new RangeError(
+      'maxSpendPerSiteUsd: not counted for voucher payments yet, so it cannot be set beside batchSettlement (a site offering only vouchers would take the whole budget)',
+    );
   if (batch && maxAuthorizationSeconds < MIN_DEPOSIT_SECONDS)
     throw new RangeError(
       `maxAuthorizationSeconds: batchSettlement signs deposits valid ${MIN_DEPOSIT_SECONDS} s at least, got ${maxAuthorizationSeconds}`,

@@ -214,7 +214,7 @@ describe('buildRslDocument', () => {
       ['https://news.example.com/premium/*', 'crawl', '0.5'],
       ['https://news.example.com/premium$', 'crawl', '0.5'],
       ['https://news.example.com/about$', 'crawl', '0.002'],
-      ['https://news.example.com/about/$', 'crawl', '0.002'],
+      ['https://news.example.com/about/$', 'crawl', '0.01'], // no rule matches /about/ as written: the default
       ['https://news.example.com/', 'crawl', '0.01'],
     ]);
     expect(xml).toContain('<permits type="usage">search ai-input</permits>');
@@ -306,6 +306,15 @@ describe('buildRslDocument', () => {
         ],
         default_price_usd: '0.01',
         paths: ['/premium', '/premium/', '/store/menu', '/store/menu/'],
+      },
+      // An exact rule whose twin the gate charges at a dearer default (helper-447).
+      {
+        rules: [
+          { path: '/premium', price_usd: '0.01' },
+          { path: '/cheap/', price_usd: '0.01' },
+        ],
+        default_price_usd: '1',
+        paths: ['/premium', '/premium/', '/cheap/', '/cheap'],
       },
       // A later, dearer rule under a cheaper one's widened scope.
       {

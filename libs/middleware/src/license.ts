@@ -195,10 +195,12 @@ export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {})
       .flatMap((rule, _, kept) => {
         const micros = stated(rule);
         // The trailing-slash twin the gate prices alike ("/a/*" prices /a too), where no rule states it.
+        // A twin the rule does not match may fall to the default for a router strict about the slash.
+        const twins = twinsOf(rule.pattern).filter((twin) => !kept.some((other) => other.pattern === twin));
         return [
-          rule.pattern,
-          ...twinsOf(rule.pattern).filter((twin) => !kept.some((other) => other.pattern === twin)),
-        ].map((pattern) => ({ url: origin + pattern, micros }));
+          { url: origin + rule.pattern, micros },
+          ...twins.map((twin) => ({ url: origin + twin, micros: max(micros, defaultMicros) })),
+        ];
       }),
     { url: `${origin}/`, micros: defaultMicros },
   ];

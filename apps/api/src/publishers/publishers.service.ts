@@ -124,7 +124,8 @@ export class PublishersService {
     if (!issued) throw unauthorized('Invalid email or password');
     // Whoever logs in holds the password: the checks a stolen key spent guessing it (its holder now
     // logged out) no longer keep the owner from changing it, or the payout address.
-    await this.attempts.forget(confirmationsKey(publisher.id));
+    // Not the login's failure: its new key is already the account's, and must be answered.
+    await this.attempts.forget(confirmationsKey(publisher.id)).catch(() => undefined);
     return issued;
   }
 

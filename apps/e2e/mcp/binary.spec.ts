@@ -74,8 +74,9 @@ describe('the crawlgate-mcp binary', () => {
 
   it('lets a payment under way finish before it exits on SIGTERM or stdin’s end, within a grace (helper-437)', async () => {
     // It exited at once: the paid answer (and the token it carried) was lost, and the next session paid again.
-    let paymentSeen!: () => void;
-    const paid = new Promise<void>((resolve) => (paymentSeen = resolve));
+    const paymentsSeen: (() => void)[] = [];
+    const paid = [0, 1].map(() => new Promise<void>((resolve) => paymentsSeen.push(resolve)));
+    let payments = 0;
     const answered: ('delivered' | 'client gone')[] = [];
     const slow = createServer((request, response) => {
       if (!request.headers['x-payment'])
@@ -85,13 +86,16 @@ describe('the crawlgate-mcp binary', () => {
             accepts: [baseV1Offer(privateKeyToAccount(generatePrivateKey()).address)],
           }),
         );
-      paymentSeen();
+      paymentsSeen[payments++]?.();
       let gone = false;
       request.socket.once('close', () => (gone = true));
-      setTimeout(() => {
-        answered.push(gone ? 'client gone' : 'delivered');
-        response.writeHead(200, { 'content-type': 'text/plain' }).end('the page');
-      }, 1_500);
+      setTimeout(
+        () => {
+          answered.push(gone ? 'client gone' : 'delivered');
+          response.writeHead(200, { 'content-type': 'text/plain' }).end('the page');
+        },
+        request.url === '/later' ? 3_000 : 1_500,
+      );
     });
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     const { child, client } = await startOverHttp({
@@ -104,13 +108,18 @@ describe('the crawlgate-mcp binary', () => {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     try {
       const port = (slow.address() as AddressInfo).port;
-      void client
-        .callTool({ name: 'fetch_page', arguments: { url: `http://127.0.0.1:${port}/slow` } })
-        .catch(() => undefined);
-      await paid;
+      const fetchPage = (path: string) =>
+        void client
+          .callTool({ name: 'fetch_page', arguments: { url: `http://127.0.0.1:${port}${path}` } })
+          .catch(() => undefined);
+      fetchPage('/slow');
+      await paid[0];
       child.kill('SIGTERM');
+      // A call the host starts while the server drains is followed through too.
+      fetchPage('/later');
+      await paid[1];
       await exited;
-      expect(answered).toEqual(['delivered']);
+      expect(answered).toEqual(['delivered', 'delivered']);
     } finally {
       child.kill('SIGKILL');
       slow.closeAllConnections();

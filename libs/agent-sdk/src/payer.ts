@@ -279,7 +279,9 @@ export function createPayer(
       // viem answers a replacement's receipt as ours (another transaction at its nonce): the wallet's
       // re-priced copy of it pays the page; anything else leaves it in doubt, asked again.
       if (receipt.transactionHash !== hash) {
-        if (paysOffer(receipt, offer)) return receipt.transactionHash;
+        // Only a wallet re-prices: a local key's transaction replaced is another's at its nonce (another
+        // process on the key paying another page the same way), never this transfer (helper-448).
+        if (signer.type !== 'local' && paysOffer(receipt, offer)) return receipt.transactionHash;
         throw new Error(`USDC transfer ${hash} was replaced by ${receipt.transactionHash}`);
       }
       if (receipt.status !== 'success') throw new TransferReverted(hash);

@@ -114,9 +114,9 @@ export class PaymentLedger {
     }
   }
 
-  /** Settles once the calls under way now have ended, however each ends. */
+  /** Settles once no call is under way, however each ends: calls started meanwhile included. */
   async idle(): Promise<void> {
-    await Promise.allSettled([...this.running]);
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
   /** The `limit` most recently paid pages, newest first, and how many pages were paid in all. */

@@ -1442,7 +1442,7 @@ export function createAgent(options: AgentOptions): Agent {
    * sendable, may yet be mined, and a second one would pay the page twice.
    */
   async function proofOfEarlierTransfer(url: string, page: string, earlier: UnprovenTransfer) {
-    const fate = earlier.sent ? await payer.transferFate(earlier.offer, earlier.sent) : ({ kind: 'unknown' } as const);
+    const fate = earlier.sent ? await payer.transferFate(earlier.sent) : ({ kind: 'unknown' } as const);
     if (fate.kind === 'mined') {
       const proof = await transferProof(earlier.offer, fate.hash);
       unproven.keep(page, { ...earlier, sent: { ...earlier.sent!, hash: fate.hash }, proof });

@@ -37,8 +37,8 @@ export interface Payer {
    * the transaction before it may have left (SentTransfer), and again once its hash is.
    */
   transfer(offer: Offer, onSent: (sent: SentTransfer) => void): Promise<Hash>;
-  /** What became of a transfer sent for `offer` whose outcome was not learned (TransferFate). */
-  transferFate(offer: Offer, sent: SentTransfer): Promise<TransferFate>;
+  /** What became of a transfer whose outcome was not learned (TransferFate). */
+  transferFate(sent: SentTransfer): Promise<TransferFate>;
   /** Signs (EIP-191) that transfer `txHash` pays gate `gateRef`: a hash alone proves nothing about who posts it. */
   signTransferProof(gateRef: string, txHash: Hash): Promise<Hex>;
   /** EIP-191 (personal_sign) with the agent's key (the proof that opens its payment history). */
@@ -180,11 +180,11 @@ export function createPayer(
 
   /**
    * TransferFate, read in an order no transfer mined meanwhile escapes: the mined nonce count
-   * first, then its receipt (or a WalletClient's, its Transfer event since it was sent). Past its
-   * nonce with no receipt, it never will be mined; a WalletClient's, whose nonce is its node's, is
-   * only ever found mined or not yet.
+   * first, then its receipt. Past the nonce it was signed with, with no receipt and no node knowing
+   * it, it never will be mined; one without that nonce (a WalletClient's) is only ever found mined
+   * or not yet.
    */
-  const transferFate = async (offer: Offer, sent: SentTransfer): Promise<TransferFate> => {
+  const transferFate = async (sent: SentTransfer): Promise<TransferFate> => {
     const chain = publicFor(wallet());
     try {
       const mined = await chain.getTransactionCount({ address, blockTag: 'latest' });

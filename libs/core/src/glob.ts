@@ -552,7 +552,6 @@ function checkMicros(micros: bigint): void {
 }
 
 /** `searchTables: false` checks the pattern without building its search tables (validation only: they are most of the work). */
-
 function compilePattern(
   pattern: string,
   caseFolded?: CaseFolding,

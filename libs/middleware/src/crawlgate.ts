@@ -807,7 +807,7 @@ export function createCrawlgate(options: CrawlgateOptions): Crawlgate {
     const route = routeOf(request);
     if (route.path === PAY_JSON_PATH && (request.method === 'GET' || request.method === 'HEAD')) {
       if (!terms) return notLoaded();
-      return respondJson(200, buildPayJson(terms.offer, licensing.path ?? false), {
+      return respondJson(200, buildPayJson(terms.offer, licensing.path), {
         'cache-control': `public, max-age=${PAY_JSON_CACHE_SECONDS}`,
       });
     }

@@ -170,9 +170,9 @@ function readUsage(usage: unknown): UsagePreferences {
  * The RSL 1.0 document of a site: one <content> per price rule in order, then the default price
  * for "/", each stating a price no path its scope covers is charged more than by the gate. RFC
  * 9309 reads the longest matching scope and widens our wildcards across segments; the gate takes
- * the first matching rule, else the default. So an exact path states the dearest of its rule and
- * the rules before it that may match it; a wildcard scope the dearest of its rule, the default and
- * every rule that may match a path it covers. A free rule whose pattern RFC 9309 can only write
+ * the first matching rule, else the default, over every spelling a router serves. So a scope
+ * states the dearest of every rule that may overlap it, whatever its place, a wildcard scope and a
+ * trailing-slash twin at least the default. A free rule whose pattern RFC 9309 can only write
  * wider is left out: its pages read as the scopes around it say, never cheaper than they are.
  */
 export function buildRslDocument(offer: SiteOffer, usage: UsagePreferences = {}): string {
@@ -317,31 +317,26 @@ export function rslPattern(glob: string): string {
       const literal = c === '\\' ? glob[++i] : c;
       if (literal === undefined) break;
       if (literal === '*') widen();
-      else pattern += literal === '$' ? '%24' : literal === '?' ? '%3F' : percentEncodedControl(literal);
+      else pattern += literal === '$' ? '%24' : literal === '?' ? '%3F' : literal;
     }
   }
   const written = pattern.replace(NOT_XML, utf8Escaped);
   return written.includes('*') ? written : `${written}$`;
 }
 
-/** What XML 1.0 cannot hold, even as a reference: U+FFFE, U+FFFF and lone surrogates (controls are escaped above). */
-const NOT_XML = /[\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/**
+ * What XML 1.0 cannot hold, even as a reference: control characters (a rule stored before the API
+ * refused them), U+FFFE, U+FFFF and lone surrogates.
+ */
+const NOT_XML =
+  // eslint-disable-next-line no-control-regex -- control characters are among what it finds
+  /[\x00-\x1f\x7f\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-/** A UTF-16 code unit of U+0800 or above as the three percent-escaped bytes UTF-8 writes it with. */
+/** A UTF-16 code unit as the percent-escaped bytes UTF-8 writes it with, as a request path carries it ("%01"). */
 function utf8Escaped(unit: string): string {
   const code = unit.charCodeAt(0);
-  return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)]
-    .map((byte) => `%${byte.toString(16).toUpperCase()}`)
-    .join('');
-}
-
-/**
- * A control character as a request path carries it (requestPath), "%01": XML cannot hold one, even
- * as a reference, and a rule stored before the API refused them would make the document unreadable.
- */
-function percentEncodedControl(literal: string): string {
-  const code = literal.charCodeAt(0);
-  return code < 0x20 || code === 0x7f ? `%${code.toString(16).toUpperCase().padStart(2, '0')}` : literal;
+  const bytes = code < 0x80 ? [code] : [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)];
+  return bytes.map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 }
 
 /** The index of the "]" closing the class that opens at glob[start], as core's glob reads it (escapes honoured). */

@@ -85,7 +85,7 @@ describe('buildPayJson', () => {
   it('lists the license document among the free paths, wherever the site serves it (helper-443)', () => {
     expect(buildPayJson(SITE, '/license.xml').free_paths).toEqual([...ALWAYS_FREE_PATHS, '/license.xml']);
     expect(buildPayJson(SITE, '/legal/rsl.xml').free_paths).toContain('/legal/rsl.xml');
-    expect(buildPayJson(SITE, false).free_paths).toEqual([...ALWAYS_FREE_PATHS]);
+    expect(buildPayJson(SITE, undefined).free_paths).toEqual([...ALWAYS_FREE_PATHS]);
   });
 
   it('tells an x402 v1 client whose paid answer was lost to post the same payment to verify_url, not to resend it (helper-438)', () => {

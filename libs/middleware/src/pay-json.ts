@@ -35,8 +35,8 @@ const HOW_TO =
   'request is lost, POST the same payment to the verify_url of the 402 it paid: an x402 v1 X-PAYMENT sent again with a new ' +
   'request meets a new gate, where it is refused as spent (an x402 v2 PAYMENT-SIGNATURE names its gate and may be sent again).';
 
-/** The pay.json document of a site, from its offer; `licensePath`: where the gate serves the RSL license (free), or false. */
-export function buildPayJson(site: SiteOffer, licensePath: string | false = false): PayJson {
+/** The pay.json document of a site, from its offer; `licensePath`: where the gate serves the RSL license (free), if it does. */
+export function buildPayJson(site: SiteOffer, licensePath?: string): PayJson {
   return {
     version: 1,
     site: { id: site.site_id, domain: site.domain },

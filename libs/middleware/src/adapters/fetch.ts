@@ -20,8 +20,8 @@ export type CrawlgateFetchResult =
 /**
  * The gate, and close(): stop its background refresh and report its last counts. `routedUrl`: the
  * path (and query) the router routes the request by, when a rewrite before it made it another
- * (Next.js's i18n locale or basePath stripped: `request.nextUrl.pathname`); priced too, the higher
- * price binding, and no token opens such a request (CrawlgateRequest.routedUrl).
+ * (Next.js's i18n locale stripped: `request.nextUrl.pathname`); priced too, the higher price
+ * binding, and no token opens such a request (CrawlgateRequest.routedUrl).
  */
 export type CrawlgateFetchGate = ((
   request: Request,

@@ -1,12 +1,10 @@
 import { RelayerTurnNotHad, type AcrossInstances } from '../chain/relayer-nonces';
 import type { ChainConfig } from '../config/config';
 import type { Database } from './database';
+import { isLockNotAvailable } from './prisma-errors';
 
 /** The advisory lock of the relayer's broadcasts (Prisma Migrate's id + 3, beside JOB_LOCKS). */
 export const RELAYER_BROADCAST_LOCK = 72707372;
-
-/** PostgreSQL's lock_not_available: lock_timeout ran out. */
-const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
  * How long a broadcast waits for another instance's: that one is an RPC call (RPC_TIMEOUT_MS at
@@ -49,9 +47,8 @@ export function relayerBroadcastTurn(db: Database, waitMs: number): AcrossInstan
 }
 
 function turnNotHad(error: unknown, waitMs: number): RelayerTurnNotHad {
-  const heldElsewhere = (error as { code?: unknown })?.code === LOCK_NOT_AVAILABLE;
   return new RelayerTurnNotHad(
-    heldElsewhere
+    isLockNotAvailable(error)
       ? `another API instance held the relayer’s turn to broadcast for over ${waitMs} ms`
       : 'the database did not give the relayer its turn to broadcast',
     error,

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AUTHORIZATION_CLOCK_SKEW_SECONDS } from '@crawlgate/core';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database';
+import { isLockNotAvailable } from '../db/prisma-errors';
 import type { SqlSession } from '../db/sql-driver';
 import { DATABASE } from '../db/tokens';
 import type { Payment, Prisma } from '../generated/prisma/client';
@@ -79,9 +80,6 @@ export function payerTurnLock(chainId: number, asset: string, payer: string): [n
   return [PAYER_TURN_LOCK, `${chainId}:${asset}:${payer}`];
 }
 
-/** PostgreSQL's lock_not_available: lock_timeout ran out. */
-const LOCK_NOT_AVAILABLE = '55P03';
-
 /** A payer's relayer transactions: keyed as its claims are (the chain, its token as gates name it, the lower-case payer). */
 export interface PayerKey {
   chainId: number;
@@ -98,8 +96,8 @@ export async function inPayerTurn(tx: SqlSession, key: PayerKey): Promise<MoneyI
   await tx.query(`SET LOCAL lock_timeout = ${PAYER_TURN_WAIT_MS}`);
   await tx
     .query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', payerTurnLock(key.chainId, key.asset, key.payer))
-    .catch((error: { code?: string }) => {
-      throw error?.code === LOCK_NOT_AVAILABLE ? new PayerTurnBusy() : error;
+    .catch((error: unknown) => {
+      throw isLockNotAvailable(error) ? new PayerTurnBusy() : error;
     });
   const rows = await tx.query<ClaimAheadRow & { kind: MoneyInFlight['kind'] }>(PAYER_MONEY_IN_FLIGHT, [
     key.payer,
@@ -160,8 +158,8 @@ export class PaymentStore {
               FOR SHARE OF s, p`,
           [claim.siteId, terms.pricingVersion, terms.payoutAddress],
         )
-        .catch((error: { code?: string }) => {
-          throw error?.code === LOCK_NOT_AVAILABLE ? new PaymentTermsChanged() : error;
+        .catch((error: unknown) => {
+          throw isLockNotAvailable(error) ? new PaymentTermsChanged() : error;
         });
       if (standing.length === 0) throw new PaymentTermsChanged();
       const [row] = await tx.query<PaymentRow>(

@@ -100,3 +100,29 @@ export async function createProxiedTestDatabase(
   const db = await createTestDatabase({ postgresUrl: FAULT_TEST_POSTGRES_URL, poolUrl: poolUrl.toString() });
   return { db, proxy };
 }
+
+/**
+ * Takes the transaction advisory lock `[key, text]` on `db` (an instance that stalled holding it)
+ * and holds it until `release()`, which settles once it is let go.
+ */
+export async function holdAdvisoryLock(
+  db: Database,
+  [key, text]: [number, string],
+): Promise<{ release(): Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+  const holding = db.sql.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [key, text]);
+    locked();
+    await held;
+  });
+  await Promise.race([lockTaken, holding]);
+  return {
+    release: async () => {
+      release();
+      await holding;
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { createTestDatabase, templatePglite } from '../../test/test-database';
-import { openDatabase } from './database';
+import { openDatabase, type Database } from './database';
 import { whileHoldingLock } from './advisory-lock';
 
 /** Runs in the PostgreSQL run of the suites (DATABASE_URL set): PGlite has no network sessions. */
@@ -72,24 +72,12 @@ describe('the time zone of the API’s database sessions', () => {
     }
   });
 
-  onPostgres('is UTC on PostgreSQL, whatever the database’s default', async () => {
-    const admin = new Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    const name = `tz_${Date.now()}_${process.pid}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.query(`ALTER DATABASE ${name} SET timezone TO 'Asia/Tokyo'`);
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = `/${name}`;
-    const database = await openDatabase({ databaseUrl: url.href });
-    try {
+  onPostgres('is UTC on PostgreSQL, whatever the database’s default', () =>
+    withDatabaseDefault('timezone', 'Asia/Tokyo', async (database) => {
       const [{ zone }] = await database.sql.query<{ zone: string }>('SELECT current_setting($1) AS zone', ['TimeZone']);
       expect(zone).toBe('UTC');
-    } finally {
-      await database.close();
-      await admin.query(`DROP DATABASE ${name}`);
-      await admin.end();
-    }
-  });
+    }),
+  );
 });
 
 /*
@@ -99,16 +87,8 @@ describe('the time zone of the API’s database sessions', () => {
  * moved (helper-441's 2). Transactions of sql.transaction set it themselves; the rest did not.
  */
 describe('the isolation level of the API’s database sessions', () => {
-  onPostgres('is READ COMMITTED on PostgreSQL, whatever the database’s default', async () => {
-    const admin = new Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    const name = `iso_${Date.now()}_${process.pid}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.query(`ALTER DATABASE ${name} SET default_transaction_isolation TO 'serializable'`);
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = `/${name}`;
-    const database = await openDatabase({ databaseUrl: url.href });
-    try {
+  onPostgres('is READ COMMITTED on PostgreSQL, whatever the database’s default', () =>
+    withDatabaseDefault('default_transaction_isolation', 'serializable', async (database) => {
       const isolation = async () =>
         (
           await database.sql.query<{ level: string }>('SELECT current_setting($1) AS level', ['transaction_isolation'])
@@ -122,10 +102,28 @@ describe('the isolation level of the API’s database sessions', () => {
             )[0].level,
         ),
       ).toBe('read committed');
+    }),
+  );
+});
+
+/** `work` on the API's database of a fresh PostgreSQL database whose default `setting` is `value`, dropped after. */
+async function withDatabaseDefault(setting: string, value: string, work: (database: Database) => Promise<void>) {
+  const admin = new Client({ connectionString: process.env.DATABASE_URL });
+  await admin.connect();
+  const name = `defaults_${Date.now()}_${process.pid}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  try {
+    await admin.query(`ALTER DATABASE ${name} SET ${setting} TO '${value}'`);
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${name}`;
+    const database = await openDatabase({ databaseUrl: url.href });
+    try {
+      await work(database);
     } finally {
       await database.close();
-      await admin.query(`DROP DATABASE ${name}`);
-      await admin.end();
     }
-  });
-});
+  } finally {
+    await admin.query(`DROP DATABASE ${name}`);
+    await admin.end();
+  }
+}

@@ -1,7 +1,12 @@
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { createTestDatabase, FAULT_TEST_POSTGRES_URL, type TestDatabase } from '../../test/test-database';
+import {
+  createTestDatabase,
+  FAULT_TEST_POSTGRES_URL,
+  holdAdvisoryLock,
+  type TestDatabase,
+} from '../../test/test-database';
 import type { Database } from '../db/database';
 import { payerTurnLock, PAYER_TURN_WAIT_MS } from '../payments/payment.store';
 
@@ -35,19 +40,10 @@ describe('a payer’s turn held by a stalled instance', () => {
   it('answers the payer’s claims 503 within the wait, nothing charged, other requests served, and takes them once the turn is free', async () => {
     const gates = await Promise.all(Array.from({ length: 12 }, (_, i) => openGate(app, site, `/stalled/${i}`)));
     const payments = await Promise.all(gates.map((gate) => signPayment(app, agent, gate)));
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-    const holding = stalled.sql.transaction(async (tx) => {
-      await tx.query(
-        'SELECT pg_advisory_xact_lock($1::int, hashtext($2))',
-        payerTurnLock(app.chain.chainId, app.chain.usdc, agent.address.toLowerCase()),
-      );
-      locked();
-      await held;
-    });
-    await lockTaken;
+    const holding = await holdAdvisoryLock(
+      stalled,
+      payerTurnLock(app.chain.chainId, app.chain.usdc, agent.address.toLowerCase()),
+    );
     try {
       const started = performance.now();
       const answers = await Promise.all(
@@ -64,8 +60,7 @@ describe('a payer’s turn held by a stalled instance', () => {
       // Unrelated requests are served meanwhile.
       expect((await openGate(app, site, '/stalled/other')).id).toEqual(expect.any(String));
     } finally {
-      release();
-      await holding;
+      await holding.release();
     }
     // The turn free again, the same payment goes through, once.
     const paid = await app.call('POST', `/v1/gates/${gates[0].id}/verify`, { body: { payment: payments[0] } });

@@ -2,7 +2,12 @@ import { Pool } from 'pg';
 import { openGate, pricedSite, type TestSite } from '../../test/fixtures';
 import { fundUsdc, newWallet, signPayment, transfersTo } from '../../test/test-agent';
 import { startTestApp, type TestApp } from '../../test/test-app';
-import { createTestDatabase, FAULT_TEST_POSTGRES_URL, type TestDatabase } from '../../test/test-database';
+import {
+  createTestDatabase,
+  FAULT_TEST_POSTGRES_URL,
+  holdAdvisoryLock,
+  type TestDatabase,
+} from '../../test/test-database';
 import type { Database } from '../db/database';
 import { RELAYER_BROADCAST_LOCK, relayerBroadcastTurn, relayerTurnWaitMs } from '../db/relayer-broadcast-turn';
 import { pgDriver } from '../db/sql-driver';
@@ -64,16 +69,7 @@ describe('the relayer’s turn held by a stalled instance', () => {
   it('answers a payment 503 within the wait, nothing charged and the gate payable, and settles it once the turn is free', async () => {
     const gate = await openGate(app, site, '/relayer-stalled');
     const payment = await signPayment(app, agent, gate);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-    const holding = stalled.sql.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [RELAYER_BROADCAST_LOCK, stalled.schema]);
-      locked();
-      await held;
-    });
-    await lockTaken;
+    const holding = await holdAdvisoryLock(stalled, [RELAYER_BROADCAST_LOCK, stalled.schema]);
     try {
       const started = performance.now();
       const answer = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
@@ -86,8 +82,7 @@ describe('the relayer’s turn held by a stalled instance', () => {
         }),
       ).toBe(0);
     } finally {
-      release();
-      await holding;
+      await holding.release();
     }
     const paid = await app.call('POST', `/v1/gates/${gate.id}/verify`, { body: { payment } });
     expect(paid.status === 200 ? 200 : paid).toBe(200);
